@@ -1,0 +1,1 @@
+"""crm_core: the Customizable Reward Model core library."""

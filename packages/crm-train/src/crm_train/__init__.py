@@ -1,0 +1,1 @@
+"""crm_train: training and evaluation of Customizable Reward Models."""

@@ -1,0 +1,1 @@
+"""usl_space: the User-centric Subjective Leaderboard."""
