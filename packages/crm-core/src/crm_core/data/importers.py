@@ -1,0 +1,333 @@
+"""Read public LLM-response collections into a `Bench`.
+
+Layouts understood (see `open_bench`):
+- a bench folder written by `Bench.save` (``manifest.json``);
+- AlpacaEval, combined: ``instructions.jsonl`` + ``model_outputs.jsonl.gz`` (+ optional ``default_models.txt``),
+  as in ../shared/data/usl/alpaca_eval;
+- AlpacaEval, per model: ``<model>/model_outputs.json`` folders (the upstream ``results/`` layout, and what
+  ``usl-data pull`` writes), with an optional ``instructions.jsonl``;
+- FastChat MT-bench: ``question.jsonl`` + ``model_answer/<model>.jsonl`` (first turns become the queries).
+"""
+
+from __future__ import annotations
+
+import difflib
+import gzip
+import io
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from crm_core.data.bench import Bench, make_bench
+from crm_core.data.errors import DataValidationError, Problem
+
+ALPACA_EVAL_BASELINE = "gpt4_1106_preview"
+MT_BENCH_BASELINE = "gpt-4"
+MAX_PROBLEMS = 50
+
+
+def _type_ok(value: Any, kind: type) -> bool:
+    return isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+
+
+def _check_fields(record: Any, fields: dict[str, type], file: str, line: int) -> list[Problem]:
+    if not isinstance(record, dict):
+        return [Problem(file, line, None, f"expected a JSON object, got {type(record).__name__}")]
+    problems = []
+    for field, kind in fields.items():
+        if field not in record:
+            problems.append(Problem(file, line, field, "missing field"))
+        elif not _type_ok(record[field], kind):
+            got = "null" if record[field] is None else type(record[field]).__name__
+            problems.append(Problem(file, line, field, f"expected {kind.__name__}, got {got}"))
+    return problems
+
+
+def _jsonl_records(lines: Iterable[str], file: str) -> Iterable[tuple[int, Any, Problem | None]]:
+    for line_number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            yield line_number, json.loads(raw), None
+        except json.JSONDecodeError as error:
+            yield (
+                line_number,
+                None,
+                Problem(file, line_number, None, f"malformed JSON: {error.msg} at column {error.colno}"),
+            )
+
+
+def read_jsonl_checked(lines: Iterable[str], file: str, fields: dict[str, type]) -> list[tuple[int, dict]]:
+    """Parse JSON lines in Python, checking each record's fields; return (line, record) pairs, or raise
+    with file:line:field for every problem (up to MAX_PROBLEMS)."""
+    records, problems = [], []
+    for line, record, problem in _jsonl_records(lines, file):
+        found = [problem] if problem else _check_fields(record, fields, file, line)
+        problems.extend(found)
+        if not found:
+            records.append((line, record))
+        if len(problems) >= MAX_PROBLEMS:
+            break
+    if problems:
+        raise DataValidationError(problems)
+    return records
+
+
+def _read_text_lines(path: Path) -> list[str]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        return handle.read().splitlines()
+
+
+def read_instructions(path: str | os.PathLike) -> pl.DataFrame:
+    """``instructions.jsonl``: ``{idx, instruction, ...}`` -> queries frame (extra fields kept as columns)."""
+    path = Path(path)
+    records = read_jsonl_checked(_read_text_lines(path), str(path), {"idx": int, "instruction": str})
+    return pl.DataFrame([r for _, r in records], infer_schema_length=None).cast({"idx": pl.Int64})
+
+
+def read_combined_outputs(path: Path, models: list[str] | None) -> pl.DataFrame:
+    """The combined ``model_outputs.jsonl.gz``: Polars' fast reader first; on any problem, a line-by-line
+    pass that names the file, line and field."""
+    schema = {"model": pl.String, "idx": pl.Int64, "generator": pl.String, "output": pl.String}
+    try:
+        raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        frame = pl.read_ndjson(io.BytesIO(raw), schema=schema)
+        if frame.select(pl.col("model", "idx", "output").null_count()).sum_horizontal().item() == 0:
+            if models is not None:
+                frame = frame.filter(pl.col("model").is_in(models))
+            return frame.with_columns(pl.col("generator").fill_null(pl.col("model")))
+    except (pl.exceptions.PolarsError, OSError, EOFError):
+        pass
+    records = read_jsonl_checked(_read_text_lines(path), str(path), {"model": str, "idx": int, "output": str})
+    frame = pl.DataFrame(
+        [r for _, r in records], schema=schema
+    )  # reached only when the fast path and the checks disagree
+    if models is not None:
+        frame = frame.filter(pl.col("model").is_in(models))
+    return frame.with_columns(pl.col("generator").fill_null(pl.col("model")))
+
+
+def _check_models_known(requested: list[str] | None, available: set[str], where: str) -> None:
+    unknown = [m for m in requested or [] if m not in available]
+    if unknown:
+        hints = []
+        for m in unknown[:10]:
+            close = difflib.get_close_matches(m, sorted(available), n=2)
+            hints.append(f"{m!r}" + (f" (did you mean {close}?)" if close else ""))
+        raise DataValidationError([Problem(where, None, "models", f"unknown model(s): {', '.join(hints)}")])
+
+
+def read_models_file(path: str | os.PathLike) -> list[str]:
+    """One model name per line; blank lines and '#' comments ignored."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [s for s in (line.split("#", 1)[0].strip() for line in lines) if s]
+
+
+def load_alpaca_eval_combined(
+    directory: str | os.PathLike, models: list[str] | None = None, baseline: str = ALPACA_EVAL_BASELINE
+) -> Bench:
+    """The combined layout (``instructions.jsonl`` + ``model_outputs.jsonl.gz``). `models` None means
+    ``default_models.txt`` when the folder has one, else every model."""
+    directory = Path(directory)
+    if models is None and (directory / "default_models.txt").is_file():
+        models = read_models_file(directory / "default_models.txt")
+    queries = read_instructions(directory / "instructions.jsonl")
+    responses = read_combined_outputs(directory / "model_outputs.jsonl.gz", models)
+    if models is not None:
+        _check_models_known(models, set(responses["model"].unique().to_list()), str(directory))
+    return make_bench("alpaca_eval", str(directory), baseline, queries, responses)
+
+
+def read_model_outputs_json(path: str | os.PathLike) -> list[dict]:
+    """One model's AlpacaEval ``model_outputs.json``: a JSON array of ``{instruction, output, generator}``."""
+    path = Path(path)
+    try:
+        items = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise DataValidationError(
+            [Problem(str(path), error.lineno, None, f"malformed JSON: {error.msg} at column {error.colno}")]
+        ) from None
+    except UnicodeDecodeError as error:
+        raise DataValidationError([Problem(str(path), None, None, f"not UTF-8 text ({error.reason})")]) from None
+    if not isinstance(items, list):
+        raise DataValidationError(
+            [Problem(str(path), None, None, f"expected a JSON array, got {type(items).__name__}")]
+        )
+    problems = []
+    for number, item in enumerate(items, start=1):
+        problems.extend(_check_fields(item, {"instruction": str, "output": str}, f"{path} item", number))
+        if len(problems) >= MAX_PROBLEMS:
+            break
+    if problems:
+        raise DataValidationError(problems)
+    return items
+
+
+def _responses_by_instruction(model: str, items: list[dict], index: dict[str, int], file: str) -> list[dict]:
+    rows, problems, seen = [], [], {}
+    for number, item in enumerate(items, start=1):
+        idx = index.get(item["instruction"])
+        if idx is None:
+            problems.append(Problem(f"{file} item", number, "instruction", "not one of the bench's instructions"))
+        elif idx in seen:
+            problems.append(
+                Problem(
+                    f"{file} item",
+                    number,
+                    "instruction",
+                    f"duplicate (model, query): ({model}, {idx}) also at item {seen[idx]}",
+                )
+            )
+        else:
+            seen[idx] = number
+            generator = item.get("generator")
+            rows.append(
+                {
+                    "idx": idx,
+                    "model": model,
+                    "output": item["output"],
+                    "generator": generator if isinstance(generator, str) else model,
+                }
+            )
+        if len(problems) >= MAX_PROBLEMS:
+            break
+    if problems:
+        raise DataValidationError(problems)
+    return rows
+
+
+def load_alpaca_eval_per_model(
+    directory: str | os.PathLike, models: list[str] | None = None, baseline: str = ALPACA_EVAL_BASELINE
+) -> Bench:
+    """The per-model layout ``<model>/model_outputs.json``. Queries come from ``instructions.jsonl`` when the
+    folder has one, else from the baseline's file in its order (AlpacaEval's own order)."""
+    directory = Path(directory)
+    available = {p.parent.name: p for p in directory.glob("*/model_outputs.json")}
+    _check_models_known(models, set(available), str(directory))
+    _check_models_known([baseline], set(available), str(directory))
+    chosen = models if models is not None else sorted(available)
+    if baseline not in chosen:
+        chosen = [*chosen, baseline]
+    if (directory / "instructions.jsonl").is_file():
+        queries = read_instructions(directory / "instructions.jsonl")
+    else:
+        baseline_items = read_model_outputs_json(available[baseline])
+        queries = pl.DataFrame(
+            {"idx": list(range(len(baseline_items))), "instruction": [i["instruction"] for i in baseline_items]},
+            schema={"idx": pl.Int64, "instruction": pl.String},
+        )
+    index = dict(zip(queries["instruction"].to_list(), queries["idx"].to_list(), strict=True))
+    rows = []
+    for model in chosen:
+        items = read_model_outputs_json(available[model])
+        rows.extend(_responses_by_instruction(model, items, index, str(available[model])))
+    responses = pl.DataFrame(
+        rows, schema={"idx": pl.Int64, "model": pl.String, "output": pl.String, "generator": pl.String}
+    )
+    return make_bench("alpaca_eval", str(directory), baseline, queries, responses)
+
+
+def load_mt_bench(
+    directory: str | os.PathLike, models: list[str] | None = None, baseline: str = MT_BENCH_BASELINE
+) -> Bench:
+    """FastChat MT-bench: ``question.jsonl`` and ``model_answer/<model>.jsonl``; the first turn of each
+    question is the query and the first turn of each answer the response. The file name is the model."""
+    directory = Path(directory)
+    qpath = directory / "question.jsonl"
+    questions = [
+        q for _, q in read_jsonl_checked(_read_text_lines(qpath), str(qpath), {"question_id": int, "turns": list})
+    ]
+    problems = [
+        Problem(str(qpath), None, "turns", f"question {q['question_id']} has no first turn as text")
+        for q in questions
+        if not q["turns"] or not isinstance(q["turns"][0], str)
+    ]
+    if problems:
+        raise DataValidationError(problems)
+    queries = pl.DataFrame(
+        [{"idx": q["question_id"], "instruction": q["turns"][0], "category": q.get("category")} for q in questions],
+        schema={"idx": pl.Int64, "instruction": pl.String, "category": pl.String},
+    )
+    available = {p.stem: p for p in (directory / "model_answer").glob("*.jsonl")}
+    _check_models_known(models, set(available), str(directory / "model_answer"))
+    _check_models_known([baseline], set(available), str(directory / "model_answer"))
+    chosen = models if models is not None else sorted(available)
+    if baseline not in chosen:
+        chosen = [*chosen, baseline]
+    rows, problems = [], []
+    for model in chosen:
+        path = available[model]
+        for line, answers in read_jsonl_checked(
+            _read_text_lines(path), str(path), {"question_id": int, "choices": list}
+        ):
+            choices = answers["choices"]
+            if (
+                not choices
+                or not isinstance(choices[0], dict)
+                or not choices[0].get("turns")
+                or not isinstance(choices[0]["turns"][0], str)
+            ):
+                problems.append(
+                    Problem(str(path), line, "choices", "expected choices[0].turns[0] to be the answer text")
+                )
+                continue
+            rows.append(
+                {
+                    "idx": answers["question_id"],
+                    "model": model,
+                    "output": choices[0]["turns"][0],
+                    "generator": answers.get("model_id") if isinstance(answers.get("model_id"), str) else model,
+                }
+            )
+    if problems:
+        raise DataValidationError(problems[:MAX_PROBLEMS])
+    responses = pl.DataFrame(
+        rows, schema={"idx": pl.Int64, "model": pl.String, "output": pl.String, "generator": pl.String}
+    )
+    return make_bench("mt_bench", str(directory), baseline, queries, responses)
+
+
+def detect_layout(directory: str | os.PathLike) -> str:
+    """Which of the layouts above `directory` holds: bench, alpaca_eval, alpaca_eval_per_model, mt_bench."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise FileNotFoundError(f"{directory}: no such folder")
+    if (directory / "manifest.json").is_file():
+        return "bench"
+    if (directory / "model_outputs.jsonl.gz").is_file() and (directory / "instructions.jsonl").is_file():
+        return "alpaca_eval"
+    if any(directory.glob("*/model_outputs.json")):
+        return "alpaca_eval_per_model"
+    if (directory / "question.jsonl").is_file() and (directory / "model_answer").is_dir():
+        return "mt_bench"
+    raise DataValidationError(
+        [
+            Problem(
+                str(directory),
+                None,
+                None,
+                "not a bench folder (manifest.json), an AlpacaEval folder (instructions.jsonl + "
+                "model_outputs.jsonl.gz, or <model>/model_outputs.json) or an MT-bench folder "
+                "(question.jsonl + model_answer/)",
+            )
+        ]
+    )
+
+
+def open_bench(directory: str | os.PathLike, models: list[str] | None = None, baseline: str | None = None) -> Bench:
+    """Load whatever bench-like folder `directory` is (see `detect_layout`)."""
+    layout = detect_layout(directory)
+    if layout == "bench":
+        bench = Bench.load(directory)
+        if models is not None or baseline is not None:
+            raise ValueError("a saved bench has its models and baseline fixed; build a new one to change them")
+        return bench
+    if layout == "mt_bench":
+        return load_mt_bench(directory, models, baseline or MT_BENCH_BASELINE)
+    loader = load_alpaca_eval_combined if layout == "alpaca_eval" else load_alpaca_eval_per_model
+    return loader(directory, models, baseline or ALPACA_EVAL_BASELINE)

@@ -1,0 +1,187 @@
+"""usl-data: get public LLM responses and build benches from them.
+
+usl-data pull   download AlpacaEval model outputs (or copy them from a local folder) into a cache
+usl-data build  turn pulled or local outputs into a bench folder (Parquet + manifest)
+usl-data info   summarise any bench-like folder: queries, models, coverage, baseline
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+
+from crm_core.data import ALPACA_EVAL_BASELINE, DataValidationError, open_bench, read_models_file
+from crm_core.data.importers import detect_layout
+
+from usl_space.pull import ALPACA_EVAL_N_QUERIES, ALPACA_EVAL_RESULTS_URL, default_cache_dir, pull
+
+
+def default_models() -> list[str]:
+    """The leaderboard's default model set, shipped with the package."""
+    return read_models_file(resources.files("usl_space") / "default_models.txt")
+
+
+def _models_from_args(args: argparse.Namespace) -> list[str] | None:
+    if args.models and args.models_file:
+        raise SystemExit("usl-data: give --models or --models-file, not both")
+    if args.models_file:
+        return read_models_file(args.models_file)
+    return args.models
+
+
+def _cmd_pull(args: argparse.Namespace) -> int:
+    models = _models_from_args(args) or default_models()
+    cache = Path(args.cache_dir) if args.cache_dir else default_cache_dir() / "alpaca_eval"
+    source = Path(args.source) if args.source else None
+    started = time.perf_counter()
+    report = pull(
+        models,
+        cache,
+        args.baseline,
+        base_url=args.base_url,
+        local_source=source,
+        expect_queries=args.expect_queries or None,
+        retries=args.retries,
+        timeout=args.timeout,
+        progress=not args.quiet,
+    )
+    summary = {
+        "cache_dir": str(cache),
+        "downloaded": report.downloaded,
+        "cached": report.cached,
+        "failed": report.failed,
+        "missing_queries": report.missing_queries,
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+    print(json.dumps(summary, indent=2))
+    for model, reason in report.failed.items():
+        print(f"usl-data pull: {model}: {reason}", file=sys.stderr)
+    return 1 if report.failed else 0
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    source = Path(args.source) if args.source else default_cache_dir() / "alpaca_eval"
+    models = _models_from_args(args)
+    bench = open_bench(source, models=models, baseline=args.baseline)
+    if args.name:
+        bench.name = args.name
+    bench.save(args.output)
+    summary = {**_summary(bench), "output": str(args.output), "seconds": round(time.perf_counter() - started, 2)}
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _summary(bench) -> dict:
+    manifest = bench.manifest()
+    manifest.pop("format_version")
+    return manifest
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    bench = open_bench(args.source)
+    summary = {"layout": detect_layout(args.source), **_summary(bench)}
+    if args.coverage:
+        summary["coverage"] = bench.coverage().to_dicts()
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="usl-data", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def add_models(p: argparse.ArgumentParser, default_help: str) -> None:
+        p.add_argument("--models", nargs="+", metavar="MODEL", help=f"model names to include; {default_help}")
+        p.add_argument("--models-file", metavar="FILE", help="a file with one model name per line ('#' comments)")
+
+    p = sub.add_parser(
+        "pull",
+        help="download public AlpacaEval model outputs into a cache (resumable, verified)",
+        description="Download each model's AlpacaEval model_outputs.json into CACHE/<model>/, "
+        "resuming partial downloads and verifying every file (it parses; its instructions are the "
+        "baseline's) before it gets its final name. Exit status 1 if any model failed.",
+    )
+    add_models(p, "default: the leaderboard's 40 default models")
+    p.add_argument(
+        "--baseline",
+        default=ALPACA_EVAL_BASELINE,
+        help="pulled first; its instructions are the reference the others must match (default: %(default)s)",
+    )
+    p.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="where outputs go (default: $USL_CACHE_DIR, else ~/.cache/usl, plus /alpaca_eval)",
+    )
+    p.add_argument(
+        "--from",
+        dest="source",
+        metavar="DIR",
+        help="copy from a local AlpacaEval folder (combined instructions.jsonl + model_outputs.jsonl.gz, "
+        "or <model>/model_outputs.json folders) instead of downloading",
+    )
+    p.add_argument(
+        "--base-url",
+        default=ALPACA_EVAL_RESULTS_URL,
+        help="URL whose <model>/model_outputs.json files are fetched (default: AlpacaEval's results on GitHub)",
+    )
+    p.add_argument(
+        "--expect-queries",
+        type=int,
+        default=ALPACA_EVAL_N_QUERIES,
+        help="distinct instructions the baseline must have; 0 to skip the check (default: %(default)s)",
+    )
+    p.add_argument("--retries", type=int, default=3, help="retries per file on network errors (default: %(default)s)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds before a stalled connection is retried")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_cmd_pull)
+
+    p = sub.add_parser(
+        "build",
+        help="write a bench folder (Parquet + manifest) from pulled or local outputs",
+        description="Read an AlpacaEval folder (either layout) or an MT-bench folder and save it as a "
+        "bench: queries.parquet, responses.parquet, manifest.json, written atomically.",
+    )
+    p.add_argument(
+        "--from",
+        dest="source",
+        metavar="DIR",
+        help="the outputs to read (default: the pull cache, ~/.cache/usl/alpaca_eval)",
+    )
+    p.add_argument("--output", required=True, metavar="DIR", help="the bench folder to write (replaced whole)")
+    add_models(p, "default: default_models.txt in the folder if any, else every model found")
+    p.add_argument(
+        "--baseline",
+        help="the model every other is judged against (default: gpt4_1106_preview for AlpacaEval, gpt-4 for MT-bench)",
+    )
+    p.add_argument("--name", help="the bench's name (default: alpaca_eval or mt_bench)")
+    p.set_defaults(func=_cmd_build)
+
+    p = sub.add_parser(
+        "info",
+        help="summarise a bench-like folder",
+        description="Print a JSON summary of a bench folder, AlpacaEval folder or MT-bench folder.",
+    )
+    p.add_argument("source", metavar="DIR", help="the folder to describe")
+    p.add_argument("--coverage", action="store_true", help="also list answered / missing / empty per model")
+    p.set_defaults(func=_cmd_info)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (DataValidationError, FileNotFoundError, ValueError) as error:
+        print(f"usl-data {args.command}: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
