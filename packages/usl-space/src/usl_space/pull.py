@@ -7,6 +7,7 @@ interruption); only a file that parses and whose instructions match the bench's 
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -100,9 +101,13 @@ def _download(url: str, part: Path, timeout: float, progress: bool) -> None:
                 leave=False,
             ) as bar,
         ):
+            received = 0
             while chunk := response.read(CHUNK):
                 handle.write(chunk)
+                received += len(chunk)
                 bar.update(len(chunk))
+    if total is not None and received < total:  # http.client returns a short body without raising
+        raise http.client.IncompleteRead(b"", total - received)
 
 
 def _fetch_with_retries(url: str, part: Path, retries: int, timeout: float, progress: bool) -> None:
@@ -113,7 +118,7 @@ def _fetch_with_retries(url: str, part: Path, retries: int, timeout: float, prog
         except urllib.error.HTTPError as error:
             if error.code in (404, 410) or attempt == retries:
                 raise RuntimeError(f"{url}: HTTP {error.code} {error.reason}") from None
-        except (urllib.error.URLError, OSError, TimeoutError) as error:
+        except (urllib.error.URLError, http.client.HTTPException, OSError) as error:
             if attempt == retries:
                 raise RuntimeError(f"{url}: {error}; the partial file is kept, run pull again to resume") from None
         time.sleep(min(2**attempt, 10))
