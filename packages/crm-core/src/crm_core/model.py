@@ -1,0 +1,248 @@
+"""Load a CRM checkpoint and score many pairs fast, in both orders.
+
+A checkpoint folder holds Hugging Face files (config, safetensors weights, tokenizer) plus ``crm.json`` (the
+prompt format and its version, label order, max length, objective). Scoring is symmetric by default: each pair
+is judged as (A, B) and as (B, A) and P(A preferred) is the mean of the two, which removes position bias and
+makes swapping A and B give exactly 1 - p. Inputs are length-sorted into batches and padded only to the longest
+in each batch; batches are formed from the sorted set of distinct inputs, so the same inputs always meet the
+same batch-mates and give bit-identical logits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from crm_core.prompts import PROMPT_FORMAT_VERSION, Encoded, PromptBuilder, PromptFormat
+
+CRM_FILE = "crm.json"
+PAIR_LABELS = ("model_a", "model_b")
+PAIR_LABELS_WITH_TIE = ("model_a", "model_b", "tie")
+Objective = Literal["pairwise", "pointwise"]
+
+
+@dataclass
+class CRMSpec:
+    """The contents of crm.json: everything needed to score a checkpoint the way it was trained."""
+
+    style: Literal["chat", "segments"]
+    max_length: int
+    objective: Objective = "pairwise"
+    labels: list[str] = field(default_factory=lambda: list(PAIR_LABELS))
+    prompt_format_version: int = PROMPT_FORMAT_VERSION
+    min_response_tokens: int = 24
+    history_fraction: float = 0.25
+    base_model: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # training data, metrics, ... for the model card
+
+    def __post_init__(self):
+        allowed = {"pairwise": (list(PAIR_LABELS), list(PAIR_LABELS_WITH_TIE)), "pointwise": (["score"],)}
+        if self.objective not in allowed:
+            raise ValueError(f"objective must be 'pairwise' or 'pointwise', got {self.objective!r}")
+        if list(self.labels) not in allowed[self.objective]:
+            raise ValueError(
+                f"labels {self.labels} do not fit the {self.objective} objective: {allowed[self.objective]}"
+            )
+        if self.prompt_format_version != PROMPT_FORMAT_VERSION:
+            raise ValueError(
+                f"checkpoint uses prompt format v{self.prompt_format_version}; this crm_core builds "
+                f"v{PROMPT_FORMAT_VERSION} inputs, so it would score the checkpoint wrongly: use a matching crm-core"
+            )
+
+    @property
+    def prompt_format(self) -> PromptFormat:
+        return PromptFormat(self.style, self.max_length, self.prompt_format_version, self.min_response_tokens,
+                            self.history_fraction)  # fmt: skip
+
+    def save(self, folder: str | os.PathLike) -> None:
+        Path(folder, CRM_FILE).write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike) -> CRMSpec:
+        path = Path(folder, CRM_FILE)
+        if not path.is_file():
+            raise FileNotFoundError(f"{folder}: not a CRM checkpoint (no {CRM_FILE})")
+        data = json.loads(path.read_text(encoding="utf-8"))
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"{path}: unknown field(s) {sorted(unknown)}")
+        return cls(**data)
+
+
+@dataclass
+class Pair:
+    """One judgement to make: which of two responses to `context` the user with these criteria prefers."""
+
+    criteria: list[str]
+    context: str | list[dict]
+    response_a: str
+    response_b: str
+    dislikes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PairScores:
+    """Per pair: P(A preferred) averaged over both orders, each order's own P(A), and P(tie) for 3-way heads."""
+
+    p_a: np.ndarray
+    p_a_first: np.ndarray  # A shown first
+    p_a_second: np.ndarray  # A shown second
+    p_tie: np.ndarray | None = None
+
+    @property
+    def consistent(self) -> np.ndarray:
+        """Whether both orders pick the same winner."""
+        return (self.p_a_first > 0.5) == (self.p_a_second > 0.5)
+
+    @property
+    def position_consistency(self) -> float:
+        return float(self.consistent.mean()) if len(self.p_a) else float("nan")
+
+
+def load_tokenizer(folder: str | os.PathLike) -> Any:
+    """The checkpoint's tokenizer. transformers 4.57.3+ warns about a Mistral regex for every local folder that
+    4.57.x saved; saying explicitly that no Mistral fix applies silences the false alarm, changing nothing."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(folder, fix_mistral_regex=False)
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = logits.astype(np.float64) - logits.max(axis=-1, keepdims=True)
+    weights = np.exp(shifted)
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+class Scorer(ABC):
+    """Batching, both-order scoring and probabilities, independent of the backend that runs the network."""
+
+    def __init__(self, folder: Path, tokenizer: Any, spec: CRMSpec):
+        self.folder, self.tokenizer, self.spec = folder, tokenizer, spec
+        self.builder = PromptBuilder(tokenizer, spec.prompt_format)
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+
+    @abstractmethod
+    def _forward(
+        self, input_ids: np.ndarray, attention_mask: np.ndarray, token_type_ids: np.ndarray | None
+    ) -> np.ndarray:
+        """Logits (batch, labels) as float32 for one padded batch."""
+
+    def logits(self, encoded: Sequence[Encoded], batch_size: int = 16, progress: bool = False) -> np.ndarray:
+        """Logits for many inputs: distinct inputs sorted by (length, ids), padded per batch."""
+        keys = [tuple(e.input_ids) for e in encoded]
+        distinct = sorted(set(keys), key=lambda k: (len(k), k))
+        position = {k: i for i, k in enumerate(distinct)}
+        types = {tuple(e.input_ids): e.token_type_ids for e in encoded}
+        out = np.empty((len(distinct), len(self.spec.labels)), dtype=np.float32)
+        starts = range(0, len(distinct), batch_size)
+        for start in tqdm(starts, desc="scoring", unit="batch", disable=not progress, leave=False):
+            batch = distinct[start : start + batch_size]
+            width = len(batch[-1])
+            ids = np.full((len(batch), width), self.pad_id, dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            tt = np.zeros((len(batch), width), dtype=np.int64) if types[batch[0]] is not None else None
+            for row, key in enumerate(batch):
+                ids[row, : len(key)] = key
+                mask[row, : len(key)] = 1
+                if tt is not None:
+                    tt[row, : len(key)] = types[key]
+            out[start : start + len(batch)] = self._forward(ids, mask, tt)
+        return out[[position[k] for k in keys]]
+
+    def encode_pairs(self, pairs: Sequence[Pair], both_orders: bool = True) -> tuple[list[Encoded], list[Encoded]]:
+        """Inputs with A first, and (if `both_orders`) with B first."""
+        build = self.builder.pair
+        first = [build(p.criteria, p.context, p.response_a, p.response_b, p.dislikes) for p in pairs]
+        second = [build(p.criteria, p.context, p.response_b, p.response_a, p.dislikes) for p in pairs if both_orders]
+        return first, second
+
+    def score_pairs(
+        self, pairs: Sequence[Pair], batch_size: int = 16, symmetric: bool = True, progress: bool = False
+    ) -> PairScores:
+        """Judge every pair; with `symmetric` (the default) in both orders, averaged."""
+        if self.spec.objective != "pairwise":
+            raise ValueError("this checkpoint is pointwise: use score_responses")
+        first, second = self.encode_pairs(pairs, both_orders=symmetric)
+        probs = softmax(self.logits(first + second, batch_size, progress))
+        ab, ba = probs[: len(first)], probs[len(first) :]
+        p_first = ab[:, 0]
+        if not symmetric:
+            return PairScores(p_first, p_first, p_first, ab[:, 2] if ab.shape[1] == 3 else None)
+        p_second = ba[:, 1]
+        p_tie = (ab[:, 2] + ba[:, 2]) / 2 if ab.shape[1] == 3 else None
+        return PairScores((p_first + p_second) / 2, p_first, p_second, p_tie)
+
+    def score_responses(
+        self, criteria: list[str], context: str | list[dict], responses: Sequence[str], dislikes=None, batch_size=16
+    ) -> np.ndarray:
+        """Pointwise checkpoints: a scalar score per response (higher = preferred)."""
+        if self.spec.objective != "pointwise":
+            raise ValueError("this checkpoint is pairwise: use score_pairs")
+        encoded = [self.builder.point(criteria, context, r, dislikes) for r in responses]
+        return self.logits(encoded, batch_size)[:, 0]
+
+
+class TorchScorer(Scorer):
+    """PyTorch backend: inference mode; on a GPU bf16 (or fp16) weights and SDPA attention."""
+
+    def __init__(self, folder: Path, device: str | None = None, dtype: str | None = None):
+        import torch
+        from transformers import AutoModelForSequenceClassification
+
+        spec = CRMSpec.load(folder)
+        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if dtype is None:
+            dtype = "float32" if device == "cpu" else ("bfloat16" if torch.cuda.is_bf16_supported() else "float16")
+        super().__init__(folder, load_tokenizer(folder), spec)
+        self.model = AutoModelForSequenceClassification.from_pretrained(
+            folder, dtype=getattr(torch, dtype), attn_implementation="sdpa", use_safetensors=True,
+            trust_remote_code=False,
+        ).to(device).eval()  # fmt: skip
+        self.device, self.torch = device, torch
+
+    def _forward(self, input_ids, attention_mask, token_type_ids):
+        torch = self.torch
+        inputs = {"input_ids": torch.from_numpy(input_ids), "attention_mask": torch.from_numpy(attention_mask)}
+        if token_type_ids is not None:
+            inputs["token_type_ids"] = torch.from_numpy(token_type_ids)
+        with torch.inference_mode():
+            logits = self.model(**{k: v.to(self.device) for k, v in inputs.items()}).logits
+        return logits.float().cpu().numpy()
+
+
+def save_crm(model: Any, tokenizer: Any, spec: CRMSpec, folder: str | os.PathLike, card: str | None = None) -> Path:
+    """Write a checkpoint folder: weights as safetensors, tokenizer, crm.json and a model card."""
+    from crm_core.hub import model_card
+
+    folder = Path(folder)
+    model.config.id2label = dict(enumerate(spec.labels))
+    model.config.label2id = {label: i for i, label in enumerate(spec.labels)}
+    if getattr(model.config, "pad_token_id", None) is None:
+        model.config.pad_token_id = tokenizer.pad_token_id
+    model.save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    spec.save(folder)
+    (folder / "README.md").write_text(card or model_card(spec), encoding="utf-8")
+    return folder
+
+
+def load_crm(name_or_path: str | os.PathLike, backend: Literal["torch", "onnx"] = "torch", **kwargs: Any) -> Scorer:
+    """A scorer for a local checkpoint folder or a Hub repo id (downloaded, or found in the local cache)."""
+    from crm_core.hub import resolve_checkpoint
+
+    folder = resolve_checkpoint(name_or_path)
+    if backend == "torch":
+        return TorchScorer(folder, **kwargs)
+    if backend == "onnx":
+        from crm_core.onnx import OnnxScorer
+
+        return OnnxScorer(folder, **kwargs)
+    raise ValueError(f"backend must be 'torch' or 'onnx', got {backend!r}")
