@@ -1,0 +1,81 @@
+"""crm-export: a CRM checkpoint to ONNX (optionally int8), refused unless it matches torch on sample pairs.
+
+uv run crm-export --model DIR --output DIR [--quantize int8] [--samples PAIRS.jsonl --n-samples 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+
+from crm_core.data import DataValidationError, load_pairs
+from crm_core.model import Pair
+from crm_core.onnx import export_crm
+
+
+def pairs_from_file(path: str, limit: int) -> list[Pair]:
+    """The first `limit` valid rows of a pairs file as scoring inputs (context: the conversation before the
+    answer). Invalid rows are skipped, and counted on stderr."""
+    frame, rejected = load_pairs(path, on_error="collect")
+    if rejected.height:
+        print(f"crm-export: skipped {rejected.height} invalid row(s) of {path}, e.g. {rejected.row(0)[:4]}",
+              file=sys.stderr)  # fmt: skip
+    frame = frame.head(limit)
+    return [
+        Pair(row["criteria"], row["model_a"][:-1], row["model_a"][-1]["content"], row["model_b"][-1]["content"])
+        for row in frame.iter_rows(named=True)
+    ]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="crm-export", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--model", required=True, metavar="DIR", help="the CRM checkpoint folder (with crm.json)")
+    parser.add_argument(
+        "--output",
+        required=True,
+        metavar="DIR",
+        help="folder for model.onnx + tokenizer + crm.json + card; replaced whole, only on success",
+    )
+    parser.add_argument("--quantize", choices=["int8"], help="dynamic int8 weights (about 4x smaller, faster on CPU)")
+    parser.add_argument(
+        "--samples", metavar="PAIRS.jsonl", help="real pairs to check parity on (default: a few built-in pairs)"
+    )
+    parser.add_argument(
+        "--n-samples", type=int, default=64, help="how many pairs of --samples to use (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--fp32-max-diff",
+        type=float,
+        default=1e-4,
+        help="largest |logit difference| allowed for an fp32 export (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--int8-min-agreement",
+        type=float,
+        default=0.95,
+        help="smallest argmax agreement with torch allowed for int8 (default: %(default)s)",
+    )
+    parser.add_argument("--opset", type=int, help="ONNX opset (default: optimum's choice)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        samples = pairs_from_file(args.samples, args.n_samples) if args.samples else None
+        report = export_crm(args.model, args.output, quantize=args.quantize, samples=samples,
+                            fp32_max_diff=args.fp32_max_diff, int8_min_agreement=args.int8_min_agreement,
+                            opset=args.opset)  # fmt: skip
+    except (DataValidationError, FileNotFoundError, ValueError, RuntimeError) as error:
+        print(f"crm-export: {error}", file=sys.stderr)
+        return 1
+    print(report.summary(), file=sys.stderr)
+    print(json.dumps({**asdict(report), "output": args.output}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
