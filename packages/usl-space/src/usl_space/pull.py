@@ -106,6 +106,8 @@ def _download(url: str, part: Path, timeout: float, progress: bool) -> None:
                 handle.write(chunk)
                 received += len(chunk)
                 bar.update(len(chunk))
+            handle.flush()
+            os.fsync(handle.fileno())
     if total is not None and received < total:  # http.client returns a short body without raising
         raise http.client.IncompleteRead(b"", total - received)
 
@@ -191,8 +193,10 @@ def pull(
                 report.downloaded.append(model)
         except (DataValidationError, RuntimeError, FileNotFoundError, ValueError) as error:
             report.failed[model] = str(error)
-            if model == baseline:
-                break  # without the baseline there is no reference to verify the others against
+            if model == baseline:  # without the baseline there is no reference to verify the others against
+                for other in order[1:]:
+                    report.failed[other] = f"not attempted: the baseline {baseline!r} failed"
+                break
             continue
         if reference is None:
             reference = found
