@@ -45,6 +45,7 @@ def test_one_order_only_when_asked(tiny_qwen_crm):
     single = scorer.score_pairs(PAIRS, symmetric=False)
     both = scorer.score_pairs(PAIRS)
     np.testing.assert_allclose(single.p_a, both.p_a_first, atol=1e-6)
+    assert np.isnan(single.position_consistency) and not np.isnan(both.position_consistency)
 
 
 def test_three_way_head_gives_a_tie_probability(tmp_path, qwen_tokenizer):

@@ -94,7 +94,7 @@ class PairScores:
 
     p_a: np.ndarray
     p_a_first: np.ndarray  # A shown first
-    p_a_second: np.ndarray  # A shown second
+    p_a_second: np.ndarray  # A shown second; NaN when only one order was scored
     p_tie: np.ndarray | None = None
 
     @property
@@ -104,7 +104,10 @@ class PairScores:
 
     @property
     def position_consistency(self) -> float:
-        return float(self.consistent.mean()) if len(self.p_a) else float("nan")
+        """Share of pairs whose two orders agree; NaN if only one order was scored."""
+        if not len(self.p_a) or np.isnan(self.p_a_second).any():
+            return float("nan")
+        return float(self.consistent.mean())
 
 
 def load_tokenizer(folder: str | os.PathLike) -> Any:
@@ -175,7 +178,7 @@ class Scorer(ABC):
         ab, ba = probs[: len(first)], probs[len(first) :]
         p_first = ab[:, 0]
         if not symmetric:
-            return PairScores(p_first, p_first, p_first, ab[:, 2] if ab.shape[1] == 3 else None)
+            return PairScores(p_first, p_first, np.full_like(p_first, np.nan), ab[:, 2] if ab.shape[1] == 3 else None)
         p_second = ba[:, 1]
         p_tie = (ab[:, 2] + ba[:, 2]) / 2 if ab.shape[1] == 3 else None
         return PairScores((p_first + p_second) / 2, p_first, p_second, p_tie)

@@ -124,7 +124,8 @@ class PromptBuilder:
 
     def _tokenize(self, text: str) -> tuple[int, ...]:
         """User or model text: special-token strings inside it are split into plain text, never obeyed."""
-        return tuple(self.tokenizer(text, add_special_tokens=False, split_special_tokens=True)["input_ids"])
+        ids = self.tokenizer(text, add_special_tokens=False, split_special_tokens=True, verbose=False)["input_ids"]
+        return tuple(ids)  # verbose=False: a piece longer than the model is fine, the budget cuts it
 
     def _cut(self, ids: tuple[int, ...], budget: int) -> tuple[tuple[int, ...], bool]:
         """Keep head and tail of `ids` within `budget` tokens, the marker in between."""
