@@ -1,0 +1,176 @@
+"""One dataclass configures a CRM training run: loaded from YAML, overridden by `--key value`, saved with
+every checkpoint. Every field carries its help text, which `crm-train --help` prints."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+
+def _f(default: Any, help: str, **kwargs: Any) -> Any:
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: type(default)(default), metadata={"help": help}, **kwargs)
+    return field(default=default, metadata={"help": help}, **kwargs)
+
+
+@dataclass
+class TrainConfig:
+    """A CRM training run. Paths are relative to the working directory."""
+
+    # model
+    base_model: str = _f(
+        "minilm",
+        "base model: a local folder, a Hub id, 'minilm' (the packaged all-MiniLM-L6-v2) "
+        "or 'tiny-qwen3' (a tiny random Qwen3 with the real Qwen vocabulary, for tests)",
+    )
+    style: Literal["auto", "chat", "segments"] = _f(
+        "auto", "prompt style; auto: segments for encoders, chat for decoders"
+    )
+    max_length: int = _f(512, "tokens per input; longer inputs are cut by the prompt budget, never dropped")
+    objective: Literal["pairwise", "pointwise"] = _f(
+        "pairwise", "pairwise classification (the CRM) or pointwise Bradley-Terry ranking"
+    )
+    ties: bool = _f(False, "pairwise only: a 3-way head (A / B / tie) that learns from ties; else ties are dropped")
+    attention_dropout: float | None = _f(
+        0.0,
+        "attention-probability dropout (BERT-like models); 0 makes CPU "
+        "training ~2.6x faster; null keeps the model's own value",
+    )
+    gradient_checkpointing: bool = _f(False, "recompute activations in the backward pass to save memory")
+
+    # data
+    train_files: list[str] = _f([], "preference pairs (JSON lines, the paper's format) to train on")
+    validation_files: list[str] = _f(
+        [], "pairs to validate on; empty: hold out validation_fraction of the training prompts"
+    )
+    validation_fraction: float = _f(0.1, "share of training prompts held out when no validation_files are given")
+    max_train_samples: int | None = _f(None, "use at most this many training pairs (after the split)")
+    max_validation_samples: int | None = _f(None, "use at most this many validation pairs")
+    direction: Literal["original", "reverse", "random"] = _f(
+        "original",
+        "reverse: the losing side's criteria "
+        "(field loser_criteria) with the label flipped, where a pair has them; random: either, per sample and epoch",
+    )
+    noise: Literal["none", "remove", "add", "replace", "random"] = _f(
+        "none",
+        "criteria noise, re-sampled every "
+        "epoch: remove (keep ~remove_keep of them), add (criteria of unrelated pairs), replace (swap some for the "
+        "loser's or unrelated ones), random (one of those per sample)",
+    )
+    noise_probability: float = _f(0.5, "share of training samples that get criteria noise")
+    remove_keep: float = _f(0.5, "remove noise: the chance each criterion is kept")
+    noise_pool_files: list[str] = _f(
+        [],
+        "extra criteria for add/replace noise (JSON lines with a 'criteria' or "
+        "'rubric' field); the training pairs' own criteria are always in the pool",
+    )
+    position_swap: bool = _f(True, "also train on every pair as (B, A) with the label flipped")
+
+    # optimisation
+    epochs: int = _f(1, "passes over the training data")
+    max_steps: int | None = _f(None, "stop after this many optimizer steps (overrides epochs when reached first)")
+    per_device_batch_size: int = _f(8, "pairs per device per forward pass")
+    gradient_accumulation_steps: int = _f(1, "forward passes per optimizer step")
+    learning_rate: float = _f(3e-5, "peak learning rate (MiniLM learned a criteria task at 3e-5, not at 1e-4)")
+    weight_decay: float = _f(0.01, "AdamW weight decay")
+    warmup_ratio: float = _f(0.06, "share of steps spent warming the learning rate up, then cosine decay")
+    max_grad_norm: float = _f(1.0, "gradient clipping norm")
+    mixed_precision: Literal["no", "fp16", "bf16"] = _f("no", "mixed precision (GPU: bf16)")
+    seed: int = _f(0, "seed for the split, noise, shuffling and initialisation")
+
+    # evaluation, checkpoints, logging
+    output_dir: str = _f("runs/crm", "where checkpoints, metrics.jsonl and the resolved config go")
+    eval_steps: int = _f(100, "validate every this many optimizer steps (and at the end)")
+    save_steps: int = _f(100, "save resumable training state every this many optimizer steps")
+    early_stopping_patience: int | None = _f(
+        None, "stop after this many validations without a lower validation loss; null: never"
+    )
+    resume: bool = _f(True, "continue from output_dir/state if a previous run left one")
+    logging_steps: int = _f(10, "log training loss every this many optimizer steps")
+    crash_after_step: int | None = _f(None, "testing aid: exit abruptly after this optimizer step, as a crash would")
+
+    def __post_init__(self) -> None:
+        if self.objective == "pointwise" and self.ties:
+            raise ValueError("ties need the pairwise objective (a 3-way head)")
+        for name in ("validation_fraction", "noise_probability", "remove_keep", "warmup_ratio"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"{name} must be between 0 and 1, got {getattr(self, name)}")
+        for name in ("max_length", "epochs", "per_device_batch_size", "gradient_accumulation_steps", "eval_steps",
+                     "save_steps", "logging_steps"):  # fmt: skip
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(dataclasses.asdict(self), sort_keys=False)
+
+    def save(self, path: str | os.PathLike) -> None:
+        Path(path).write_text(self.to_yaml(), encoding="utf-8")
+
+
+def _field_types() -> dict[str, Any]:
+    return typing.get_type_hints(TrainConfig)
+
+
+def _parse_value(name: str, text: str) -> Any:
+    """Turn a command-line string into the field's type (YAML syntax: 1e-4, true, null, [a, b])."""
+    value = yaml.safe_load(text)
+    kind = _field_types()[name]
+    origin = typing.get_origin(kind)
+    allowed = typing.get_args(kind) if origin in (typing.Union, types.UnionType) else (kind,)
+    if value is None and type(None) in allowed:
+        return None
+    for option in allowed:
+        base = typing.get_origin(option) or option
+        if base is list:
+            return value if isinstance(value, list) else [value]
+        if base is Literal:
+            if value in typing.get_args(option):
+                return value
+            continue
+        if base is float:
+            try:
+                return float(text)  # YAML 1.1 reads 1e-3 (no dot) as a string
+            except ValueError:
+                continue
+        if base is str:
+            return text
+        if isinstance(value, base):
+            return value
+    raise ValueError(f"--{name.replace('_', '-')}: cannot read {text!r} as {kind}")
+
+
+def load_config(path: str | os.PathLike | None, overrides: dict[str, str] | None = None) -> TrainConfig:
+    """A config from a YAML file (or the defaults), then command-line overrides. Unknown keys are errors."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        if not isinstance(loaded, dict):
+            raise ValueError(f"{path}: expected a mapping of config fields")
+        data.update(loaded)
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"{path}: unknown config field(s) {unknown}; see crm-train --help")
+    for key, text in (overrides or {}).items():
+        name = key.replace("-", "_")
+        if name not in known:
+            raise ValueError(f"unknown option --{key}; see crm-train --help")
+        data[name] = _parse_value(name, text)
+    return TrainConfig(**data)
+
+
+def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """One --option per field, with its help text and default, for --help and overrides."""
+    group = parser.add_argument_group("config fields (override the YAML file)")
+    for f in dataclasses.fields(TrainConfig):
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        group.add_argument(f"--{f.name.replace('_', '-')}", dest=f"override_{f.name}", metavar="VALUE",
+                           help=f"{f.metadata['help']} (default: {default})")  # fmt: skip

