@@ -221,8 +221,16 @@ class TorchScorer(Scorer):
         return logits.float().cpu().numpy()
 
 
-def save_crm(model: Any, tokenizer: Any, spec: CRMSpec, folder: str | os.PathLike, card: str | None = None) -> Path:
-    """Write a checkpoint folder: weights as safetensors, tokenizer, crm.json and a model card."""
+def save_crm(
+    model: Any,
+    tokenizer: Any,
+    spec: CRMSpec,
+    folder: str | os.PathLike,
+    card: str | None = None,
+    state_dict: dict | None = None,
+) -> Path:
+    """Write a checkpoint folder: weights as safetensors, tokenizer, crm.json and a model card. Pass the
+    gathered `state_dict` when the model is sharded (FSDP)."""
     from crm_core.hub import model_card
 
     folder = Path(folder)
@@ -230,7 +238,7 @@ def save_crm(model: Any, tokenizer: Any, spec: CRMSpec, folder: str | os.PathLik
     model.config.label2id = {label: i for i, label in enumerate(spec.labels)}
     if getattr(model.config, "pad_token_id", None) is None:
         model.config.pad_token_id = tokenizer.pad_token_id
-    model.save_pretrained(folder, safe_serialization=True)
+    model.save_pretrained(folder, safe_serialization=True, state_dict=state_dict)
     tokenizer.save_pretrained(folder)
     spec.save(folder)
     (folder / "README.md").write_text(card or model_card(spec), encoding="utf-8")

@@ -48,7 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     except (DataValidationError, FileNotFoundError, ValueError) as error:
         print(f"crm-train: {error}", file=sys.stderr)
         return 1
-    print(json.dumps({"output_dir": config.output_dir, **state}))
+    from accelerate import PartialState
+
+    if PartialState().is_main_process:
+        print(json.dumps({"output_dir": config.output_dir, **state}))
     return 0
 
 

@@ -5,12 +5,15 @@ Output folder:
   state/              resumable state (model, optimizer, scheduler, RNGs, trainer_state.json), every save_steps
   metrics.jsonl       one JSON object per log or validation event
   train_config.yaml   the resolved config
+  process-N.json      per process: samples trained on, a fingerprint of them, a hash of the final weights
+                      (shards must differ across processes, weights must not)
 Resuming reproduces the uninterrupted run: the data order and noise are functions of (seed, epoch), the RNG
 states come back from state/, and the batches of the interrupted epoch that were already used are skipped.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import math
@@ -139,6 +142,13 @@ def train(config: TrainConfig) -> dict[str, Any]:
             (out / "state" / STATE_FILE).write_text(json.dumps(state))
         accelerator.wait_for_everyone()
 
+    def save_best() -> None:
+        weights = accelerator.get_state_dict(model)  # every process takes part (gathers FSDP shards)
+        if main:
+            with atomic_dir(out / "best") as folder:
+                save_crm(accelerator.unwrap_model(model), tokenizer, spec, folder, state_dict=weights)
+        accelerator.wait_for_everyone()
+
     def validate() -> bool:
         """Validate, keep the best checkpoint; return True when early stopping says stop."""
         if val_loader is None:
@@ -148,16 +158,14 @@ def train(config: TrainConfig) -> dict[str, Any]:
         if state["best_val_loss"] is None or metrics["val/loss"] < state["best_val_loss"]:
             state.update(best_val_loss=metrics["val/loss"], best_step=state["step"], evals_without_improvement=0)
             spec.extra["metrics"] = {**metrics, "step": state["step"]}
-            if main:
-                with atomic_dir(out / "best") as folder:
-                    save_crm(accelerator.unwrap_model(model), tokenizer, spec, folder)
-            accelerator.wait_for_everyone()
+            save_best()
             return False
         state["evals_without_improvement"] += 1
         patience = config.early_stopping_patience
         return patience is not None and state["evals_without_improvement"] >= patience
 
     # --- the loop -------------------------------------------------------------------------------------------------
+    seen = {"batches": 0, "samples": 0, "fingerprint": hashlib.sha256()}
     model.train()
     bar = tqdm(total=total_steps, initial=state["step"], desc="training", unit="step", disable=not main)
     running, started = [], time.perf_counter()
@@ -169,6 +177,9 @@ def train(config: TrainConfig) -> dict[str, Any]:
         if done_in_epoch:
             loader = accelerator.skip_first_batches(loader, done_in_epoch * config.gradient_accumulation_steps)
         for batch in loader:
+            seen["batches"] += 1
+            seen["samples"] += len(batch["labels"])
+            seen["fingerprint"].update(batch["input_ids"].numpy().tobytes())
             with accelerator.accumulate(model):
                 losses, _ = batch_loss(model, batch, config.objective)
                 loss = losses.mean()
@@ -201,9 +212,15 @@ def train(config: TrainConfig) -> dict[str, Any]:
                 break
         epoch += 1
     bar.close()
-    if main and not (out / "best").exists():  # no validation data: the final weights are the result
-        with atomic_dir(out / "best") as folder:
-            save_crm(accelerator.unwrap_model(model), tokenizer, spec, folder)
+    if not (out / "best").exists():  # no validation data: the final weights are the result
+        save_best()
+    weights = hashlib.sha256()
+    for name, tensor in sorted(accelerator.unwrap_model(model).state_dict().items()):
+        weights.update(name.encode() + tensor.detach().float().cpu().numpy().tobytes())
+    summary = {"rank": accelerator.process_index, "num_processes": accelerator.num_processes,
+               "batches": seen["batches"], "samples": seen["samples"],
+               "fingerprint": seen["fingerprint"].hexdigest(), "weights_sha256": weights.hexdigest()}  # fmt: skip
+    (out / f"process-{accelerator.process_index}.json").write_text(json.dumps(summary) + "\n")
     accelerator.wait_for_everyone()
     accelerator.end_training()
     if main and state["done"]:

@@ -1,0 +1,108 @@
+"""crm-eval: how well a CRM predicts held-out preferences, next to simple baselines.
+
+    uv run crm-eval --model DIR --data FILE.jsonl [--backend onnx|torch] [--criteria-ablation] [--output FILE.json]
+
+Prints one JSON object: n (non-tie pairs scored), accuracy, position_consistency (both orders agree), ece
+(expected calibration error), accuracy_by_source, baselines (random coin, longer-response-wins), and with
+--criteria-ablation the same model's accuracy with every criterion removed. Ties are counted, not scored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import polars as pl
+from crm_core.atomic import atomic_file
+from crm_core.data import DataValidationError, load_pairs
+from crm_core.model import Pair, load_crm
+from crm_core.prompts import PromptBudgetError
+
+from crm_train.metrics import accuracy, expected_calibration_error, longer_wins_accuracy, random_accuracy
+
+
+def pairs_of(frame: pl.DataFrame, with_criteria: bool = True) -> list[Pair]:
+    """Scoring inputs: side A's conversation before its answer (or the prompt), both final answers."""
+    out = []
+    for row in frame.iter_rows(named=True):
+        history = row["model_a"][:-1]
+        context = history if history and history[-1]["role"] == "user" else row["prompt"]
+        criteria = list(row["criteria"]) if with_criteria else []
+        out.append(Pair(criteria, context, row["model_a"][-1]["content"], row["model_b"][-1]["content"]))
+    return out
+
+
+def evaluate_file(model: str, data: str, backend: str = "torch", criteria_ablation: bool = False,
+                  batch_size: int = 16, max_rows: int | None = None, seed: int = 0) -> dict:  # fmt: skip
+    """All of crm-eval's numbers for one model on one pairs file."""
+    frame, rejected = load_pairs(data, on_error="collect")
+    frame = frame.head(max_rows) if max_rows else frame
+    scored = frame.filter(pl.col("preference") != "tie")
+    labels = (scored["preference"] == "model_b").cast(pl.Int64).to_numpy()
+    crm = load_crm(model, backend=backend)
+    scores = crm.score_pairs(pairs_of(scored), batch_size=batch_size, progress=True)
+    sources = scored["source"].fill_null("(none)").to_numpy()
+    length_a = scored["model_a"].list.last().struct.field("content").str.len_chars().to_numpy()
+    length_b = scored["model_b"].list.last().struct.field("content").str.len_chars().to_numpy()
+    result = {
+        "model": str(model),
+        "data": str(data),
+        "backend": backend,
+        "n": len(labels),
+        "n_ties": frame.height - scored.height,
+        "n_rejected": rejected.height,
+        "accuracy": accuracy(scores.p_a, labels),
+        "position_consistency": scores.position_consistency,
+        "ece": expected_calibration_error(scores.p_a, labels),
+        "accuracy_by_source": {
+            str(s): accuracy(scores.p_a[sources == s], labels[sources == s]) for s in sorted(set(sources))
+        },
+        "baselines": {
+            "random": random_accuracy(labels, seed),
+            "longer_wins": longer_wins_accuracy(length_a, length_b, labels),
+        },
+    }
+    if criteria_ablation:
+        ablated = crm.score_pairs(pairs_of(scored, with_criteria=False), batch_size=batch_size, progress=True)
+        result["criteria_ablation"] = {
+            "accuracy": accuracy(ablated.p_a, labels),
+            "position_consistency": ablated.position_consistency,
+        }
+    return result
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="crm-eval", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--model", required=True, metavar="DIR", help="CRM checkpoint folder (or exported folder)")
+    parser.add_argument("--data", required=True, metavar="FILE.jsonl", help="held-out preference pairs")
+    parser.add_argument("--backend", choices=["torch", "onnx"], default="torch", help="scoring backend")
+    parser.add_argument("--criteria-ablation", action="store_true", help="also score with all criteria removed")
+    parser.add_argument("--batch-size", type=int, default=16, help="inputs per forward pass (default: %(default)s)")
+    parser.add_argument("--max-rows", type=int, help="evaluate only the first N valid rows")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random baseline (default: %(default)s)")
+    parser.add_argument("--output", metavar="FILE.json", help="also write the JSON here (atomically)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        result = evaluate_file(args.model, args.data, args.backend, args.criteria_ablation, args.batch_size,
+                               args.max_rows, args.seed)  # fmt: skip
+    except (DataValidationError, FileNotFoundError, PromptBudgetError, ValueError) as error:
+        print(f"crm-eval: {error}", file=sys.stderr)
+        return 1
+    text = json.dumps(result, indent=2)
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        with atomic_file(args.output) as handle:
+            handle.write(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""crm_train's parts: config round trip and overrides, noise properties, per-epoch examples, eval metrics."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import REPO, pair, write_jsonl
+from crm_core.data import load_pairs
+from crm_train.config import TrainConfig, load_config
+from crm_train.examples import build_examples, split_by_prompt
+from crm_train.metrics import accuracy, expected_calibration_error, longer_wins_accuracy, random_accuracy
+from crm_train.noise import add_noise, apply_noise, read_noise_pool, remove_noise, replace_noise
+from crm_train.train_cli import main as crm_train
+
+CRITERIA = [f"criterion {i}" for i in range(6)]
+POOL = [f"unrelated {i}" for i in range(50)]
+
+
+def test_config_round_trip_and_overrides(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("base_model: minilm\nlearning_rate: 2.0e-5\ntrain_files: [a.jsonl]\n")
+    config = load_config(path, {"learning-rate": "1e-3", "position_swap": "false", "max_steps": "null",
+                                "noise": "remove", "train_files": "b.jsonl", "attention_dropout": "0.1"})  # fmt: skip
+    assert (config.learning_rate, config.position_swap, config.max_steps) == (1e-3, False, None)
+    assert (config.noise, config.train_files, config.attention_dropout) == ("remove", ["b.jsonl"], 0.1)
+    config.save(tmp_path / "saved.yaml")
+    assert load_config(tmp_path / "saved.yaml") == config
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"lerning_rate": "1"}, "unknown option --lerning_rate"),
+        ({"noise": "loud"}, "cannot read 'loud'"),
+        ({"epochs": "two"}, "cannot read 'two'"),
+        ({"noise_probability": "1.5"}, "between 0 and 1"),
+        ({"objective": "pointwise", "ties": "true"}, "ties need the pairwise objective"),
+    ],
+)
+def test_config_errors_are_clear(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        load_config(None, overrides)
+
+
+def test_shipped_configs_load_and_every_field_has_help():
+    for path in sorted((REPO / "training" / "configs").glob("*.yaml")):
+        assert isinstance(load_config(path), TrainConfig), path
+    assert all(f.metadata["help"] for f in TrainConfig.__dataclass_fields__.values())
+
+
+def test_print_config_and_help(capsys):
+    assert crm_train(["--config", str(REPO / "training/configs/tiny.yaml"), "--seed", "7", "--print-config"]) == 0
+    assert "seed: 7\n" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        crm_train(["--help"])
+    assert "--noise-probability VALUE" in capsys.readouterr().out
+
+
+def test_remove_noise_keeps_an_ordered_subset_at_the_asked_rate():
+    kept = []
+    for seed in range(400):
+        out = remove_noise(CRITERIA, random.Random(seed), keep=0.5)
+        assert out == [c for c in CRITERIA if c in out]
+        kept.append(len(out))
+    assert abs(np.mean(kept) / len(CRITERIA) - 0.5) < 0.05
+
+
+def test_add_noise_keeps_the_originals_in_order_and_adds_new_pool_criteria():
+    for seed in range(200):
+        out = add_noise(CRITERIA[:2], random.Random(seed), POOL)
+        assert [c for c in out if c in CRITERIA] == CRITERIA[:2]
+        added = [c for c in out if c not in CRITERIA]
+        assert 1 <= len(added) <= 2 and set(added) <= set(POOL) and len(set(out)) == len(out)
+
+
+def test_replace_noise_changes_a_minority_preferring_the_losers_criteria():
+    loser = ["loser a", "loser b", "loser c"]
+    for seed in range(200):
+        out = replace_noise(CRITERIA[:5], random.Random(seed), POOL, loser)
+        unchanged = sum(a == b for a, b in zip(out, CRITERIA[:5], strict=True))
+        assert len(out) == 5 and 5 / 2 < unchanged < 5
+        assert set(out) - set(CRITERIA) <= set(loser)
+    short = replace_noise(CRITERIA[:2], random.Random(0), POOL, loser)  # no minority exists: adds instead
+    assert [c for c in short if c in CRITERIA] == CRITERIA[:2] and len(short) > 2
+
+
+def test_random_noise_uses_every_kind_and_is_seeded():
+    kinds = Counter(apply_noise("random", CRITERIA, random.Random(s), POOL)[1] for s in range(300))
+    assert set(kinds) == {"remove", "add", "replace"} and min(kinds.values()) > 60
+    assert apply_noise("random", CRITERIA, random.Random(5), POOL) == apply_noise(
+        "random", CRITERIA, random.Random(5), POOL
+    )
+    with pytest.raises(ValueError, match="unknown noise kind"):
+        apply_noise("shuffle", CRITERIA, random.Random(0), POOL)
+
+
+def test_noise_pool_reads_biggen_rubrics_and_plain_criteria(tmp_path):
+    path = write_jsonl(
+        tmp_path / "pool.jsonl", [{"score_rubric": {"criteria": "Is it kind?"}}, {"criteria": ["a", "b"]}]
+    )
+    assert read_noise_pool(path) == ["Is it kind?", "a", "b"]
+    write_jsonl(tmp_path / "bad.jsonl", [{"criteria": [1]}])
+    with pytest.raises(ValueError, match=r"bad\.jsonl:1: criteria"):
+        read_noise_pool(tmp_path / "bad.jsonl")
+
+
+@pytest.fixture
+def toy_frame(tmp_path):
+    rows = [pair(i, criteria=CRITERIA[:3], loser_criteria=["the loser's wish"]) for i in range(40)]
+    rows += [pair(100, preference="tie"), pair(101, preference="model_b", criteria=[])]
+    return load_pairs(write_jsonl(tmp_path / "toy.jsonl", rows))
+
+
+def test_examples_redraw_noise_every_epoch_and_repeat_per_seed(toy_frame):
+    config = TrainConfig(noise="random", noise_probability=1.0, position_swap=False, seed=3)
+    epoch0, stats = build_examples(toy_frame, config, 0, POOL)
+    assert [e.criteria for e in epoch0] == [e.criteria for e in build_examples(toy_frame, config, 0, POOL)[0]]
+    assert [e.criteria for e in epoch0] != [e.criteria for e in build_examples(toy_frame, config, 1, POOL)[0]]
+    assert stats["ties_dropped"] == 1 and stats["examples"] == 41
+    assert sum(v for k, v in stats.items() if k.startswith("noise_")) == 41
+
+
+def test_reverse_direction_flips_labels_with_the_losers_criteria(toy_frame):
+    examples, stats = build_examples(toy_frame, TrainConfig(direction="reverse", position_swap=False), 0, POOL)
+    reversed_ = [e for e in examples if e.criteria == ["the loser's wish"]]
+    assert len(reversed_) == stats["reversed"] == 40 and all(e.label == 1 for e in reversed_)
+    assert next(e for e in examples if e.pair_id == "p101").label == 1  # no loser criteria: unchanged
+
+
+def test_position_swap_and_ties(toy_frame):
+    examples, _ = build_examples(toy_frame, TrainConfig(ties=True), 0, POOL)
+    assert len(examples) == 2 * 42
+    for original, swapped in zip(examples[::2], examples[1::2], strict=True):
+        assert (swapped.first, swapped.second) == (original.second, original.first)
+        assert swapped.label == {0: 1, 1: 0, 2: 2}[original.label]
+    validation, _ = build_examples(toy_frame, TrainConfig(noise="random", direction="reverse"), 0, POOL, train=False)
+    assert len(validation) == 41 and all(e.criteria == CRITERIA[:3] for e in validation[:40])
+
+
+def test_split_by_prompt_never_shares_a_prompt(tmp_path):
+    rows = [pair(i, prompt=f"prompt {i % 30}") for i in range(90)]
+    frame = load_pairs(write_jsonl(tmp_path / "p.jsonl", rows))
+    train, val = split_by_prompt(frame, 0.2, seed=1)
+    assert train.height + val.height == 90 and val.height > 0
+    assert not set(train["prompt"]) & set(val["prompt"])
+
+
+def test_eval_metrics_against_hand_computed_values():
+    labels = np.array([0, 0, 1, 1, 0])  # A, A, B, B, A
+    p_a = np.array([0.9, 0.4, 0.2, 0.5, 0.7])  # right, wrong, right, undecided (half), right
+    assert accuracy(p_a, labels) == pytest.approx(3.5 / 5)
+    # confidences 0.9, 0.6, 0.8, 0.5, 0.7 in 10 bins over [0.5, 1]; correct: 1, 0, 1, 0, 1 (0.5 picks B)
+    # bins: [0.5,0.55]: {0.5} acc 0 conf .5; (0.55,0.6]: {.6} acc 0; (0.65,0.7]: {.7} acc 1; (.75,.8]: {.8} acc 1;
+    # (.85,.9]: {.9} acc 1  ->  (0.5 + 0.6 + 0.3 + 0.2 + 0.1) / 5
+    assert expected_calibration_error(p_a, labels) == pytest.approx(1.7 / 5)
+    lengths_a, lengths_b = np.array([10, 3, 5, 7, 4]), np.array([2, 8, 5, 9, 1])
+    assert longer_wins_accuracy(lengths_a, lengths_b, labels) == pytest.approx((1 + 0 + 0.5 + 1 + 1) / 5)
+    coin = np.random.default_rng(0).integers(0, 2, 5)  # 1 = predicts A
+    assert random_accuracy(labels, seed=0) == pytest.approx(np.mean((coin == 1) == (labels == 0)))
+
+
+def test_read_pairs_counts_rejected_rows(tmp_path, capsys):
+    from crm_train.examples import read_pairs
+
+    path = write_jsonl(tmp_path / "p.jsonl", [pair(0), pair(1, preference="x")])
+    messages = []
+    frame = read_pairs([str(path)], messages.append)
+    assert frame.height == 1 and "skipped 1 invalid row(s)" in messages[0]
+    assert Path(path).exists()
