@@ -69,8 +69,12 @@ def run_cli(args: list[str], env: dict, check: bool = True) -> subprocess.Comple
 
 @pytest.fixture(scope="module")
 def trained(toy, env, tmp_path_factory):
+    """MiniLM (pretrained, 22.7M parameters) for 60 steps: it passes chance by step 20-40 for every seed tried
+    (0, 1, 2). The tiny random Qwen3 learns this task only for some seeds and schedules, so it serves the
+    mechanics tests below instead."""
     out = tmp_path_factory.mktemp("run") / "toy"
-    run_cli(args_for(toy, out, 200), env)
+    options = {"base-model": "minilm", "max-length": "128", "learning-rate": "5e-5", "eval-steps": "20"}
+    run_cli(args_for(toy, out, 60, **options), env)
     return out
 
 
@@ -87,9 +91,9 @@ def test_output_folder(trained):
     assert {"best", "state", "metrics.jsonl", "train_config.yaml", "process-0.json"} <= {
         p.name for p in trained.iterdir()
     }
-    assert "max_steps: 200" in (trained / "best" / "train_config.yaml").read_text()
+    assert "max_steps: 60" in (trained / "best" / "train_config.yaml").read_text()
     crm = json.loads((trained / "best" / "crm.json").read_text())
-    assert crm["extra"]["metrics"]["val/accuracy"] >= 0.9 and crm["style"] == "chat"
+    assert crm["extra"]["metrics"]["val/accuracy"] >= 0.9 and crm["style"] == "segments"
 
 
 def test_crash_and_resume_end_where_an_uninterrupted_run_ends(toy, env, tmp_path):
