@@ -90,11 +90,6 @@ def pair(i: int = 0, **overrides) -> dict:
 
 # --- CRM checkpoints for tests: a tiny random Qwen3 with the real Qwen vocabulary, and MiniLM -------------------
 
-TINY_QWEN3 = dict(
-    vocab_size=151936, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-    num_key_value_heads=2, head_dim=16, pad_token_id=151643, tie_word_embeddings=True,
-)  # fmt: skip
-
 
 @pytest.fixture(scope="session")
 def qwen_tokenizer(request):
@@ -116,6 +111,7 @@ def make_tiny_qwen_crm(folder: Path, tokenizer, labels=("model_a", "model_b"), o
                        max_length=256, seed=0) -> Path:  # fmt: skip
     import torch
     from crm_core.model import CRMSpec, save_crm
+    from crm_train.modeling import TINY_QWEN3
     from transformers import Qwen3Config, Qwen3ForSequenceClassification
 
     torch.manual_seed(seed)

@@ -118,6 +118,26 @@ def load_tokenizer(folder: str | os.PathLike) -> Any:
     return AutoTokenizer.from_pretrained(folder, fix_mistral_regex=False)
 
 
+def pair_context(row: dict[str, Any]) -> str | list[dict]:
+    """What a pairs-file row's responses answer: side A's conversation before its final answer, or the prompt
+    when that conversation does not end with the user."""
+    history = row["model_a"][:-1]
+    return history if history and history[-1]["role"] == "user" else row["prompt"]
+
+
+def pairs_from_frame(frame: Any, with_criteria: bool = True) -> list[Pair]:
+    """Scoring inputs for the rows of a pairs frame (crm_core.data.load_pairs)."""
+    return [
+        Pair(
+            list(row["criteria"]) if with_criteria else [],
+            pair_context(row),
+            row["model_a"][-1]["content"],
+            row["model_b"][-1]["content"],
+        )
+        for row in frame.iter_rows(named=True)
+    ]
+
+
 def softmax(logits: np.ndarray) -> np.ndarray:
     shifted = logits.astype(np.float64) - logits.max(axis=-1, keepdims=True)
     weights = np.exp(shifted)

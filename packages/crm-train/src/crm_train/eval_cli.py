@@ -17,21 +17,10 @@ from pathlib import Path
 import polars as pl
 from crm_core.atomic import atomic_file
 from crm_core.data import DataValidationError, load_pairs
-from crm_core.model import Pair, load_crm
+from crm_core.model import load_crm, pairs_from_frame
 from crm_core.prompts import PromptBudgetError
 
 from crm_train.metrics import accuracy, expected_calibration_error, longer_wins_accuracy, random_accuracy
-
-
-def pairs_of(frame: pl.DataFrame, with_criteria: bool = True) -> list[Pair]:
-    """Scoring inputs: side A's conversation before its answer (or the prompt), both final answers."""
-    out = []
-    for row in frame.iter_rows(named=True):
-        history = row["model_a"][:-1]
-        context = history if history and history[-1]["role"] == "user" else row["prompt"]
-        criteria = list(row["criteria"]) if with_criteria else []
-        out.append(Pair(criteria, context, row["model_a"][-1]["content"], row["model_b"][-1]["content"]))
-    return out
 
 
 def evaluate_file(model: str, data: str, backend: str = "torch", criteria_ablation: bool = False,
@@ -42,7 +31,7 @@ def evaluate_file(model: str, data: str, backend: str = "torch", criteria_ablati
     scored = frame.filter(pl.col("preference") != "tie")
     labels = (scored["preference"] == "model_b").cast(pl.Int64).to_numpy()
     crm = load_crm(model, backend=backend)
-    scores = crm.score_pairs(pairs_of(scored), batch_size=batch_size, progress=True)
+    scores = crm.score_pairs(pairs_from_frame(scored), batch_size=batch_size, progress=True)
     sources = scored["source"].fill_null("(none)").to_numpy()
     length_a = scored["model_a"].list.last().struct.field("content").str.len_chars().to_numpy()
     length_b = scored["model_b"].list.last().struct.field("content").str.len_chars().to_numpy()
@@ -65,7 +54,7 @@ def evaluate_file(model: str, data: str, backend: str = "torch", criteria_ablati
         },
     }
     if criteria_ablation:
-        ablated = crm.score_pairs(pairs_of(scored, with_criteria=False), batch_size=batch_size, progress=True)
+        ablated = crm.score_pairs(pairs_from_frame(scored, with_criteria=False), batch_size=batch_size, progress=True)
         result["criteria_ablation"] = {
             "accuracy": accuracy(ablated.p_a, labels),
             "position_consistency": ablated.position_consistency,

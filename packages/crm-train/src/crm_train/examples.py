@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 import torch
 from crm_core.data import load_pairs
+from crm_core.model import pair_context
 from crm_core.prompts import PromptBudgetError, PromptBuilder
 
 from crm_train.config import TrainConfig
@@ -70,12 +71,6 @@ def _loser_criteria(row: dict[str, Any]) -> list[str]:
     return [c for c in value if isinstance(c, str) and c.strip()]
 
 
-def _context(row: dict[str, Any]) -> str | list[dict]:
-    """The conversation before the judged responses (side A's), or the prompt when there is none."""
-    history = row["model_a"][:-1]
-    return history if history and history[-1]["role"] == "user" else row["prompt"]
-
-
 def build_examples(
     frame: pl.DataFrame, config: TrainConfig, epoch: int, pool: list[str], train: bool = True
 ) -> tuple[list[Example], Counter]:
@@ -99,7 +94,7 @@ def build_examples(
                 criteria, kind = apply_noise(config.noise, criteria, rng, pool, loser, config.remove_keep)
                 stats[f"noise_{kind}"] += 1
         a, b = row["model_a"][-1]["content"], row["model_b"][-1]["content"]
-        example = Example(criteria, _context(row), a, b, label, row["source"] or "", row["id"])
+        example = Example(criteria, pair_context(row), a, b, label, row["source"] or "", row["id"])
         examples.append(example)
         if train and config.position_swap:
             swapped_label = {0: 1, 1: 0, 2: 2}[label]

@@ -11,7 +11,7 @@ import sys
 from dataclasses import asdict
 
 from crm_core.data import DataValidationError, load_pairs
-from crm_core.model import Pair
+from crm_core.model import Pair, pairs_from_frame
 from crm_core.onnx import export_crm
 
 
@@ -22,11 +22,7 @@ def pairs_from_file(path: str, limit: int) -> list[Pair]:
     if rejected.height:
         print(f"crm-export: skipped {rejected.height} invalid row(s) of {path}, e.g. {rejected.row(0)[:4]}",
               file=sys.stderr)  # fmt: skip
-    frame = frame.head(limit)
-    return [
-        Pair(row["criteria"], row["model_a"][:-1], row["model_a"][-1]["content"], row["model_b"][-1]["content"])
-        for row in frame.iter_rows(named=True)
-    ]
+    return pairs_from_frame(frame.head(limit))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,11 +3,11 @@ crm.json spec it will be saved with."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from crm_core.model import PAIR_LABELS, PAIR_LABELS_WITH_TIE, CRMSpec
+from crm_core.paths import cache_dir
 from crm_core.qwen import CHATML_TEMPLATE, cached_qwen_tokenizer
 
 from crm_train.config import TrainConfig
@@ -17,10 +17,6 @@ TINY_QWEN3 = dict(
     vocab_size=151936, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
     num_key_value_heads=2, head_dim=16, pad_token_id=151643, tie_word_embeddings=True,
 )  # fmt: skip
-
-
-def _cache_dir() -> Path:
-    return Path(os.environ.get("USL_CACHE_DIR", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "usl"))
 
 
 def labels_for(config: TrainConfig) -> list[str]:
@@ -37,7 +33,7 @@ def build_model(config: TrainConfig) -> tuple[Any, Any, CRMSpec]:
     if config.base_model == "tiny-qwen3":
         from transformers import Qwen3Config, Qwen3ForSequenceClassification
 
-        tokenizer = cached_qwen_tokenizer(_cache_dir() / "qwen3-tokenizer")
+        tokenizer = cached_qwen_tokenizer(cache_dir() / "qwen3-tokenizer")
         model = Qwen3ForSequenceClassification(Qwen3Config(**TINY_QWEN3, num_labels=len(labels)))
     else:
         source = config.base_model

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from crm_core.data import ALPACA_EVAL_BASELINE, DataValidationError, open_bench, read_models_file
 from crm_core.data.importers import detect_layout
+from crm_core.paths import cache_dir
 
-from usl_space.pull import ALPACA_EVAL_N_QUERIES, ALPACA_EVAL_RESULTS_URL, default_cache_dir, pull
+from usl_space.pull import ALPACA_EVAL_N_QUERIES, ALPACA_EVAL_RESULTS_URL, pull
 
 
 def default_models() -> list[str]:
@@ -35,7 +36,7 @@ def _models_from_args(args: argparse.Namespace) -> list[str] | None:
 
 def _cmd_pull(args: argparse.Namespace) -> int:
     models = _models_from_args(args) or default_models()
-    cache = Path(args.cache_dir) if args.cache_dir else default_cache_dir() / "alpaca_eval"
+    cache = Path(args.cache_dir) if args.cache_dir else cache_dir() / "alpaca_eval"
     source = Path(args.source) if args.source else None
     started = time.perf_counter()
     report = pull(
@@ -65,7 +66,7 @@ def _cmd_pull(args: argparse.Namespace) -> int:
 
 def _cmd_build(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    source = Path(args.source) if args.source else default_cache_dir() / "alpaca_eval"
+    source = Path(args.source) if args.source else cache_dir() / "alpaca_eval"
     models = _models_from_args(args)
     bench = open_bench(source, models=models, baseline=args.baseline)
     if args.name:

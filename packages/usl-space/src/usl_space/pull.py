@@ -30,13 +30,6 @@ MODEL_NAME = re.compile(r"[A-Za-z0-9_+-][A-Za-z0-9._+-]*")
 CHUNK = 1 << 16
 
 
-def default_cache_dir() -> Path:
-    """``$USL_CACHE_DIR``, else ``$XDG_CACHE_HOME/usl``, else ``~/.cache/usl``."""
-    if os.environ.get("USL_CACHE_DIR"):
-        return Path(os.environ["USL_CACHE_DIR"])
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "usl"
-
-
 @dataclass
 class PullReport:
     """What a pull did, model by model."""
