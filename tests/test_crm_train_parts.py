@@ -171,3 +171,13 @@ def test_read_pairs_counts_rejected_rows(tmp_path, capsys):
     frame = read_pairs([str(path)], messages.append)
     assert frame.height == 1 and "skipped 1 invalid row(s)" in messages[0]
     assert Path(path).exists()
+
+
+def test_flip_consistency_by_hand():
+    from crm_train.metrics import flip_consistency
+
+    labels = np.array([0, 1, 0, 0, 1, 1])
+    p_a = np.array([0.8, 0.3, 0.7, 0.6, 0.2, 0.9])  # right, right | right, right | right, wrong
+    groups = ["g1", "g1", "g2", "g2", "g3", "g3"]
+    assert flip_consistency(p_a, labels, groups) == {"groups": 3, "flip_accuracy": pytest.approx(2 / 3)}
+    assert flip_consistency(p_a, labels, [None, "solo", None, None, None, None])["groups"] == 0

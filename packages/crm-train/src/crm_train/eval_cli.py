@@ -20,7 +20,13 @@ from crm_core.data import DataValidationError, load_pairs
 from crm_core.model import load_crm, pairs_from_frame
 from crm_core.prompts import PromptBudgetError
 
-from crm_train.metrics import accuracy, expected_calibration_error, longer_wins_accuracy, random_accuracy
+from crm_train.metrics import (
+    accuracy,
+    expected_calibration_error,
+    flip_consistency,
+    longer_wins_accuracy,
+    random_accuracy,
+)
 
 
 def evaluate_file(model: str, data: str, backend: str = "torch", criteria_ablation: bool = False,
@@ -53,6 +59,9 @@ def evaluate_file(model: str, data: str, backend: str = "torch", criteria_ablati
             "longer_wins": longer_wins_accuracy(length_a, length_b, labels),
         },
     }
+    groups = [json.loads(e).get("flip_group") if e else None for e in scored["extra"].to_list()]
+    if any(groups):
+        result["flip"] = flip_consistency(scores.p_a, labels, groups)
     if criteria_ablation:
         ablated = crm.score_pairs(pairs_from_frame(scored, with_criteria=False), batch_size=batch_size, progress=True)
         result["criteria_ablation"] = {

@@ -38,3 +38,16 @@ def longer_wins_accuracy(length_a: np.ndarray, length_b: np.ndarray, labels: np.
 def random_accuracy(labels: np.ndarray, seed: int = 0) -> float:
     """The baseline that flips a fair, seeded coin per pair (its expectation is 0.5)."""
     return accuracy(np.random.default_rng(seed).integers(0, 2, len(labels)).astype(float), labels)
+
+
+def flip_consistency(p_a: np.ndarray, labels: np.ndarray, groups: list[str | None]) -> dict[str, float | int]:
+    """Over groups of rows that judge the same two responses under different criteria (with different
+    winners): the share of groups judged right in every row. Rows without a group are ignored."""
+    correct = (p_a > 0.5) == (labels == 0)
+    by_group: dict[str, list[bool]] = {}
+    for group, right in zip(groups, correct, strict=True):
+        if group is not None:
+            by_group.setdefault(group, []).append(bool(right))
+    flipping = [rows for rows in by_group.values() if len(rows) >= 2]
+    both = [all(rows) for rows in flipping]
+    return {"groups": len(flipping), "flip_accuracy": float(np.mean(both)) if both else float("nan")}
