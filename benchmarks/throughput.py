@@ -67,21 +67,14 @@ class NaiveTorch:
         self.engine = TorchScorer(folder, device="cpu")
 
     def score(self, pairs) -> int:
+        from crm_core.model import pad_batch
+
         first, _ = self.engine.encode_pairs(pairs, both_orders=False)
         width = self.engine.spec.max_length
         for start in range(0, len(first), 8):
-            batch = first[start : start + 8]
-            ids = torch.full((len(batch), width), self.engine.pad_id, dtype=torch.long)
-            mask = torch.zeros_like(ids)
-            types = torch.zeros_like(ids)
-            for row, e in enumerate(batch):
-                ids[row, : len(e.input_ids)] = torch.tensor(e.input_ids)
-                mask[row, : len(e.input_ids)] = 1
-                if e.token_type_ids is not None:
-                    types[row, : len(e.input_ids)] = torch.tensor(e.token_type_ids)
+            batch = pad_batch(first[start : start + 8], self.engine.pad_id, width=width)
             with torch.no_grad():
-                kwargs = {"token_type_ids": types} if batch[0].token_type_ids is not None else {}
-                self.engine.model(input_ids=ids, attention_mask=mask, **kwargs)
+                self.engine.model(**{name: torch.from_numpy(array) for name, array in batch.items()})
         return len(first)
 
 

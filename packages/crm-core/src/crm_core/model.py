@@ -138,6 +138,24 @@ def pairs_from_frame(frame: Any, with_criteria: bool = True) -> list[Pair]:
     ]
 
 
+def pad_batch(encoded: Sequence[Encoded], pad_id: int, width: int | None = None) -> dict[str, np.ndarray]:
+    """Right-pad inputs to the longest one (or to `width`): input_ids, attention_mask and, for segment-style
+    inputs, token_type_ids, as int64 arrays."""
+    width = width or max(len(e.input_ids) for e in encoded)
+    ids = np.full((len(encoded), width), pad_id, dtype=np.int64)
+    mask = np.zeros((len(encoded), width), dtype=np.int64)
+    types = np.zeros((len(encoded), width), dtype=np.int64)
+    for row, e in enumerate(encoded):
+        ids[row, : len(e.input_ids)] = e.input_ids
+        mask[row, : len(e.input_ids)] = 1
+        if e.token_type_ids is not None:
+            types[row, : len(e.input_ids)] = e.token_type_ids
+    batch = {"input_ids": ids, "attention_mask": mask}
+    if encoded[0].token_type_ids is not None:
+        batch["token_type_ids"] = types
+    return batch
+
+
 def softmax(logits: np.ndarray) -> np.ndarray:
     shifted = logits.astype(np.float64) - logits.max(axis=-1, keepdims=True)
     weights = np.exp(shifted)
@@ -161,23 +179,16 @@ class Scorer(ABC):
     def logits(self, encoded: Sequence[Encoded], batch_size: int = 16, progress: bool = False) -> np.ndarray:
         """Logits for many inputs: distinct inputs sorted by (length, ids), padded per batch."""
         keys = [tuple(e.input_ids) for e in encoded]
-        distinct = sorted(set(keys), key=lambda k: (len(k), k))
+        by_key = {k: e for k, e in zip(keys, encoded, strict=True)}
+        distinct = sorted(by_key, key=lambda k: (len(k), k))
         position = {k: i for i, k in enumerate(distinct)}
-        types = {tuple(e.input_ids): e.token_type_ids for e in encoded}
         out = np.empty((len(distinct), len(self.spec.labels)), dtype=np.float32)
         starts = range(0, len(distinct), batch_size)
         for start in tqdm(starts, desc="scoring", unit="batch", disable=not progress, leave=False):
-            batch = distinct[start : start + batch_size]
-            width = len(batch[-1])
-            ids = np.full((len(batch), width), self.pad_id, dtype=np.int64)
-            mask = np.zeros((len(batch), width), dtype=np.int64)
-            tt = np.zeros((len(batch), width), dtype=np.int64) if types[batch[0]] is not None else None
-            for row, key in enumerate(batch):
-                ids[row, : len(key)] = key
-                mask[row, : len(key)] = 1
-                if tt is not None:
-                    tt[row, : len(key)] = types[key]
-            out[start : start + len(batch)] = self._forward(ids, mask, tt)
+            batch = pad_batch([by_key[k] for k in distinct[start : start + batch_size]], self.pad_id)
+            out[start : start + len(batch["input_ids"])] = self._forward(
+                batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids")
+            )
         return out[[position[k] for k in keys]]
 
     def encode_pairs(self, pairs: Sequence[Pair], both_orders: bool = True) -> tuple[list[Encoded], list[Encoded]]:

@@ -193,7 +193,9 @@ class PromptBuilder:
         if len(query_ids) > room:  # only a query longer than the whole budget is ever cut
             query_ids, cut["query"] = self._cut(query_ids, room)[0], True
         history_ids: tuple[int, ...] = ()
+        history_header = self._tokens("[Earlier conversation]\n") if history and not segments else ()
         history_room = min(room - len(query_ids), int(self.fmt.max_length * self.fmt.history_fraction))
+        history_room -= len(history_header)  # the header is only there when a turn is, and counts against it
         kept = 0
         for message in reversed(history):
             turn = self._tokens(f"{message['role'].capitalize()}: {message['content']}\n")
@@ -202,8 +204,8 @@ class PromptBuilder:
             history_ids, kept = turn + history_ids, kept + 1
         if kept < len(history):
             cut["dropped_turns"] = len(history) - kept
-        if history and not segments:
-            history_ids = self._tokens("[Earlier conversation]\n") + history_ids if kept else ()
+        if kept:
+            history_ids = history_header + history_ids
         context_ids = history_ids + query_ids
         left = self.fmt.max_length - fixed - len(context_ids)
         response_ids = [self._tokens(r) for r in responses]

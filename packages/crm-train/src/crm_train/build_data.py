@@ -181,11 +181,7 @@ def answers_by_prompt(shared: Path) -> dict[str, dict[str, str]]:
     prompts = {q["uid"]: q["prompt"] for q in map(json.loads, (arena / "question.jsonl").open())}
     for path in sorted((arena / "model_answer").glob("*.jsonl")):
         for answer in map(json.loads, path.open()):
-            turns = answer["messages"]
-            turns = json.loads(turns) if isinstance(turns, str) and turns.startswith('[{"') else turns
-            if isinstance(turns, str):
-                continue  # stored as a Python repr, not JSON: skip rather than eval it
-            content = turns[-1]["content"]
+            content = answer["messages"][-1]["content"]  # {"answer": text} in Arena-Hard v0.1
             text = content.get("answer") if isinstance(content, dict) else content
             if isinstance(text, str) and text.strip() and answer["uid"] in prompts:
                 out.setdefault(prompts[answer["uid"]], {})[path.stem] = text

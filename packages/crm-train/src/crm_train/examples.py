@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 import torch
 from crm_core.data import load_pairs
-from crm_core.model import pair_context
+from crm_core.model import pad_batch, pair_context
 from crm_core.prompts import PromptBudgetError, PromptBuilder
 
 from crm_train.config import TrainConfig
@@ -130,16 +130,6 @@ def _encode(ex: Example, builder: PromptBuilder, objective: str) -> tuple[dict, 
 def collate(batch: list[dict], pad_id: int) -> dict[str, torch.Tensor]:
     """Pad to the longest input in the batch. Pointwise batches hold winners first, then losers."""
     inputs = [item["inputs"][0] for item in batch] + [item["inputs"][1] for item in batch if len(item["inputs"]) > 1]
-    width = max(len(e.input_ids) for e in inputs)
-    ids = torch.full((len(inputs), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(inputs), width), dtype=torch.long)
-    types = torch.zeros((len(inputs), width), dtype=torch.long)
-    for row, e in enumerate(inputs):
-        ids[row, : len(e.input_ids)] = torch.tensor(e.input_ids)
-        mask[row, : len(e.input_ids)] = 1
-        if e.token_type_ids is not None:
-            types[row, : len(e.input_ids)] = torch.tensor(e.token_type_ids)
-    out = {"input_ids": ids, "attention_mask": mask, "labels": torch.tensor([item["label"] for item in batch])}
-    if inputs[0].token_type_ids is not None:
-        out["token_type_ids"] = types
+    out = {name: torch.from_numpy(array) for name, array in pad_batch(inputs, pad_id).items()}
+    out["labels"] = torch.tensor([item["label"] for item in batch])
     return out
