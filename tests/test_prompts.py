@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from crm_core.prompts import CUT_MARKER, GENERAL_PREFERENCE, PromptBudgetError, PromptBuilder, PromptFormat
@@ -17,8 +18,8 @@ def text(rng: random.Random, n_words: int) -> str:
 
 def sections(decoded: str) -> tuple[str, str]:
     """Response A's and response B's text in a decoded chat-style input."""
-    after_a = decoded.split("\n[Response A]\n", 1)[1]
-    a, after_b = after_a.split("\n[Response B]\n", 1)
+    after_a = re.split(r"\n\[Response A, \d+ words\]\n", decoded, maxsplit=1)[1]
+    a, after_b = re.split(r"\n\[Response B, \d+ words\]\n", after_a, maxsplit=1)
     return a, after_b.split("\n\nWhich response does the user prefer", 1)[0]
 
 
@@ -117,9 +118,10 @@ def test_segments_style_for_encoders(minilm_tokenizer):
     first_sep = encoded.input_ids.index(sep)
     assert encoded.token_type_ids == [0] * (first_sep + 1) + [1] * (128 - first_sep - 1)
     decoded = minilm_tokenizer.decode(encoded.input_ids)
-    assert "prefer concise answers" in decoded and "response b : 4 [SEP]" in decoded
+    assert "prefer concise answers" in decoded and "response b ( 1 words ) : 4 [SEP]" in decoded
+    assert "response a ( 200 words )" in decoded
 
 
 def test_pointwise_form(chat, qwen_tokenizer):
     decoded = qwen_tokenizer.decode(chat.point(["be brief"], "q?", "the answer").input_ids)
-    assert "[Response]\nthe answer" in decoded and "[Response B]" not in decoded
+    assert "[Response, 2 words]\nthe answer" in decoded and "[Response B]" not in decoded

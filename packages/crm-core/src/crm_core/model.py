@@ -165,6 +165,8 @@ def softmax(logits: np.ndarray) -> np.ndarray:
 class Scorer(ABC):
     """Batching, both-order scoring and probabilities, independent of the backend that runs the network."""
 
+    weights_file = "model.safetensors"  # the file whose bytes identify what is scored (ONNX: the .onnx file)
+
     def __init__(self, folder: Path, tokenizer: Any, spec: CRMSpec):
         self.folder, self.tokenizer, self.spec = folder, tokenizer, spec
         self.builder = PromptBuilder(tokenizer, spec.prompt_format)

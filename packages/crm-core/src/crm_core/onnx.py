@@ -60,6 +60,7 @@ class OnnxScorer(Scorer):
             options.intra_op_num_threads = threads
         self.session = ort.InferenceSession(str(folder / onnx_file), options, providers=providers())
         self.input_names = {i.name for i in self.session.get_inputs()}
+        self.weights_file = onnx_file  # what the score cache's checkpoint id hashes
 
     def _forward(self, input_ids, attention_mask, token_type_ids):
         feed = {"input_ids": input_ids, "attention_mask": attention_mask}
@@ -95,6 +96,23 @@ def _quantize_int8(source: Path, target: Path) -> None:
     quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, per_channel=True)
 
 
+def _parity_inputs(scorer: Scorer, pairs: list[Pair]) -> list:
+    """Pairwise: every pair in both orders. Pointwise: each pair's two responses, A then B, alternating."""
+    if scorer.spec.objective == "pointwise":
+        build = scorer.builder.point
+        return [build(p.criteria, p.context, r, p.dislikes) for p in pairs for r in (p.response_a, p.response_b)]
+    first, second = scorer.encode_pairs(pairs)
+    return first + second
+
+
+def _decisions(logits: np.ndarray) -> np.ndarray:
+    """The choice each parity input leads to: the argmax label, or for a pointwise (one-column) model whether
+    response A outscores response B."""
+    if logits.shape[1] == 1:
+        return logits[0::2, 0] > logits[1::2, 0]
+    return logits.argmax(-1)
+
+
 def export_crm(
     model_dir: str | os.PathLike,
     output_dir: str | os.PathLike,
@@ -113,8 +131,7 @@ def export_crm(
 
     model_dir, output_dir = Path(model_dir), Path(output_dir)
     torch_scorer = TorchScorer(model_dir, device="cpu")
-    first, second = torch_scorer.encode_pairs(samples or SAMPLE_PAIRS)
-    encoded = first + second
+    encoded = _parity_inputs(torch_scorer, samples or SAMPLE_PAIRS)
     reference = torch_scorer.logits(encoded, batch_size=8)
     with tempfile.TemporaryDirectory() as tmp:
         exported = Path(tmp) / "export"
@@ -142,7 +159,7 @@ def export_crm(
                 raise ValueError(f"quantize must be None or 'int8', got {quantize!r}")
             onnx_logits = OnnxScorer(staging).logits(encoded, batch_size=8)
             diff = float(np.abs(onnx_logits - reference).max())
-            agreement = float((onnx_logits.argmax(-1) == reference.argmax(-1)).mean())
+            agreement = float((_decisions(onnx_logits) == _decisions(reference)).mean())
             if quantize == "int8":
                 passed, threshold = agreement >= int8_min_agreement, f"agreement >= {int8_min_agreement:.0%}"
             else:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
-PROMPT_FORMAT_VERSION = 1
+PROMPT_FORMAT_VERSION = 2  # v2: each response's label states its length in words
 Style = Literal["chat", "segments"]
 
 INSTRUCTION = (
@@ -146,14 +146,18 @@ class PromptBuilder:
             lines += ["[The user dislikes]"] + [f"- {d}" for d in dislikes]
         return "\n".join(lines)
 
-    def _sections(self, n_responses: int) -> tuple[list[str], str]:
-        """Labels placed before each response, and the closing text."""
+    def _sections(self, responses: Sequence[str]) -> tuple[list[str], str]:
+        """Labels placed before each response, and the closing text. Each label states the response's length
+        in words: a response cut to fit the budget would otherwise hide how long it really is, and criteria
+        such as "prefer concise answers" are about exactly that."""
+        names = [" A", " B"] if len(responses) == 2 else [""]
+        words = [len(r.split()) for r in responses]
         if self.fmt.style == "segments":
-            labels = ["Response A: ", "Response B: "] if n_responses == 2 else ["Response: "]
-            return labels, ""
-        if n_responses == 2:
-            return ["\n[Response A]\n", "\n[Response B]\n"], "\n\nWhich response does the user prefer, A or B?"
-        return ["\n[Response]\n"], "\n\nHow well does this response serve the user?"
+            return [f"Response{n} ({w} words): " for n, w in zip(names, words, strict=True)], ""
+        labels = [f"\n[Response{n}, {w} words]\n" for n, w in zip(names, words, strict=True)]
+        if len(responses) == 2:
+            return labels, "\n\nWhich response does the user prefer, A or B?"
+        return labels, "\n\nHow well does this response serve the user?"
 
     def encode(
         self,
@@ -176,7 +180,7 @@ class PromptBuilder:
         head_text = (f"{instruction}\n\n" if not segments else "") + self._criteria_block(criteria, dislikes)
         head = self._tokens(head_text + ("\n\n[The user's query]\n" if not segments else " Query: "))
         query_ids = self._tokens(query)
-        labels, closing = self._sections(len(responses))
+        labels, closing = self._sections(responses)
         label_ids = [self._tokens(label) for label in labels]
         sep = (self.tokenizer.sep_token_id,) if segments else ()
         closing_ids = self._tokens(closing) if closing else ()

@@ -42,6 +42,7 @@ HH_CRITERIA = {
 WEBGPT_CRITERIA = ["Prefer factually accurate answers.", "I value answers that are well supported by evidence.",
                    "The answer should be correct and backed by sources.", "Accuracy matters more to me than style.",
                    "I dislike answers with unsupported or false claims."]  # fmt: skip
+AUTO_J_CRITERIA_CHARS = 300
 DSP_CRITERIA = {
     "academy": ["I prefer an academic style: rigorous, precise and formal, like a scholarly text.",
                 "Answer like a researcher would, with careful, well-structured reasoning."],
@@ -97,9 +98,10 @@ def from_pairs_file(path: Path, source: str, rng: random.Random, criteria_for) -
 
 def auto_j(shared: Path, rng: random.Random) -> list[dict]:
     def pick(record, rng):
-        return rng.sample(record["criteria"], min(len(record["criteria"]), rng.randint(1, 3))), (
-            "1-3 of the pair's scenario criteria, written by the Auto-J authors for its scenario"
-        )
+        chosen = rng.sample(record["criteria"], min(len(record["criteria"]), rng.randint(1, 3)))
+        while len(chosen) > 1 and sum(map(len, chosen)) > AUTO_J_CRITERIA_CHARS:
+            chosen.pop()  # long criteria lists would leave short inputs no room for the responses
+        return chosen, "1-3 of the pair's scenario criteria, written by the Auto-J authors for its scenario"
 
     return from_pairs_file(shared / "preferences/auto_j/pairs.jsonl", "auto_j", rng, pick)
 

@@ -96,7 +96,7 @@ def build_examples(
         a, b = row["model_a"][-1]["content"], row["model_b"][-1]["content"]
         example = Example(criteria, pair_context(row), a, b, label, row["source"] or "", row["id"])
         examples.append(example)
-        if train and config.position_swap:
+        if train and config.position_swap and config.objective == "pairwise":  # pointwise: no order to swap
             swapped_label = {0: 1, 1: 0, 2: 2}[label]
             examples.append(Example(criteria, example.context, b, a, swapped_label, example.source, row["id"]))
             stats["swapped"] += 1

@@ -1,0 +1,315 @@
+"""The scoring engine: a criteria set in, a leaderboard out, refined batch by batch (anytime).
+
+Each selected (query, model) response is judged against the baseline's response to the same query, by a
+pairwise CRM in both orders (averaged) or by a pointwise CRM (each response scored once, the baseline's too).
+Queries are visited in a seeded, topic-stratified random order, so the first batches already cover every
+topic; scores go to the shared cache after every batch and are read from it before anything is computed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from crm_core.data import Bench
+from crm_core.model import Pair, Scorer, softmax
+
+from usl_space.cache import ScoreCache, checkpoint_id, normalise_criteria, text_digest
+from usl_space.stats import intervals, length_controlled_win_rate
+from usl_space.topics import TopicIndex
+
+MAX_CRITERIA_LINES = 12
+MAX_CRITERION_CHARS = 300
+
+
+def check_criteria(lines: Sequence[str], what: str = "criteria") -> list[str]:
+    """Visitor-typed criteria, cleaned; refused with a message when over-long, too many, or not text."""
+    cleaned = [" ".join(line.split()) for line in lines if line and line.strip()]
+    if len(cleaned) > MAX_CRITERIA_LINES:
+        raise ValueError(f"{what}: at most {MAX_CRITERIA_LINES} lines, got {len(cleaned)}")
+    for n, line in enumerate(cleaned, 1):
+        if len(line) > MAX_CRITERION_CHARS:
+            raise ValueError(f"{what} line {n} has {len(line)} characters; at most {MAX_CRITERION_CHARS} characters")
+        if any(not ch.isprintable() for ch in line):
+            raise ValueError(f"{what} line {n}: contains control or binary characters")
+    return cleaned
+
+
+@dataclass
+class Leaderboard:
+    """One state of a ranking: rows best first, and how far scoring has got."""
+
+    rows: list[dict[str, Any]]
+    criteria: list[str]
+    dislikes: list[str]
+    bench: str
+    baseline: str
+    checkpoint: str
+    n_queries: int  # queries scored so far
+    n_selected: int  # queries the ranking will cover when done
+    seconds: float
+    topics: list[str] = field(default_factory=list)
+    position_consistency: float | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.n_queries >= self.n_selected
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "criteria": self.criteria, "dislikes": self.dislikes, "bench": self.bench, "baseline": self.baseline,
+            "checkpoint": self.checkpoint, "n_queries": self.n_queries, "n_selected": self.n_selected,
+            "done": self.done, "seconds": round(self.seconds, 3), "topics": self.topics,
+            "position_consistency": self.position_consistency, "rows": self.rows,
+        }  # fmt: skip
+
+
+class Engine:
+    """Scores one bench with one CRM into one cache. Safe to share between threads (the cache is)."""
+
+    def __init__(
+        self,
+        bench: Bench,
+        scorer: Scorer,
+        cache: ScoreCache,
+        topics: TopicIndex | None = None,
+        checkpoint: str | None = None,
+        batch_size: int = 32,
+    ):
+        self.bench, self.scorer, self.cache, self.batch_size = bench, scorer, cache, batch_size
+        self.checkpoint = checkpoint or checkpoint_id(scorer.folder, scorer.weights_file)
+        self.baseline = bench.baseline
+        self.models = list(bench.models)
+        self.query = dict(zip(bench.queries["idx"].to_list(), bench.queries["instruction"].to_list(), strict=True))
+        responses = bench.responses
+        keys = zip(responses["idx"].to_list(), responses["model"].to_list(), strict=True)
+        self.output = dict(zip(keys, responses["output"].to_list(), strict=True))
+        self.query_ids = np.array(sorted(self.query), dtype=np.int64)
+        self.topics = topics
+        topic_names = topics.topic if topics is not None else np.full(len(self.query_ids), "All")
+        source_ids = topics.idx if topics is not None else self.query_ids
+        self.topic_of = dict(zip(source_ids.tolist(), topic_names.tolist(), strict=True))
+
+    # -- which queries, in which order ------------------------------------------------------------------------
+    def order(self, query_ids: Sequence[int] | None = None, seed: int = 0) -> list[int]:
+        """A seeded random order in which every topic is spread evenly: the first k queries of it are a
+        topic-stratified sample of size k. Independent of the criteria, so visitors share cached queries."""
+        ids = self.query_ids.tolist() if query_ids is None else [int(i) for i in query_ids]
+        rng = np.random.default_rng(seed)
+        groups: dict[str, list[int]] = defaultdict(list)
+        for idx in sorted(ids):
+            groups[self.topic_of.get(idx, "All")].append(idx)
+        key = {}
+        for _, members in sorted(groups.items()):
+            for rank, j in enumerate(rng.permutation(len(members))):
+                key[members[j]] = (rank + rng.random()) / len(members)
+        return sorted(ids, key=lambda idx: (key[idx], idx))
+
+    def sample(self, n: int | None, seed: int = 0, query_ids: Sequence[int] | None = None) -> list[int]:
+        """A topic-stratified random sample of `n` queries (all of them when n is None)."""
+        ordered = self.order(query_ids, seed)
+        return ordered if n is None else ordered[:n]
+
+    # -- scoring ----------------------------------------------------------------------------------------------
+    @property
+    def pointwise(self) -> bool:
+        return self.scorer.spec.objective == "pointwise"
+
+    def _keys(self, ids: Sequence[int], models: Sequence[str]) -> list[tuple[int, str, str]]:
+        keys = []
+        for idx in ids:
+            base = self.output.get((idx, self.baseline))
+            if base is None:
+                continue  # a query the baseline did not answer cannot be judged
+            if self.pointwise:
+                keys.append((idx, self.baseline, text_digest(self.query[idx], base)))
+            for model in models:
+                text = self.output.get((idx, model))
+                if model == self.baseline or text is None:
+                    continue
+                parts = (self.query[idx], text) if self.pointwise else (self.query[idx], text, base)
+                keys.append((idx, model, text_digest(*parts)))
+        return keys
+
+    def score(self, criteria: list[str], dislikes: list[str], ids: Sequence[int], models: Sequence[str]) -> dict:
+        """Cached or freshly computed scores for every (query, model) in `ids` x `models`; new ones are written
+        to the cache in one transaction before returning."""
+        name = normalise_criteria(criteria, dislikes)
+        keys = self._keys(ids, models)
+        found = self.cache.get(self.checkpoint, name, self.bench.name, keys)
+        missing = [key for key in keys if (key[0], key[1]) not in found]
+        for start in range(0, len(missing), 1024):
+            chunk = missing[start : start + 1024]
+            rows = self._compute(criteria, dislikes, chunk)
+            self.cache.put(self.checkpoint, name, self.bench.name, rows)
+            found.update({(i, m): (v, v2, t) for i, m, _, v, v2, t in rows})
+        return found
+
+    def _compute(self, criteria, dislikes, keys) -> list[tuple]:
+        if self.pointwise:
+            build = self.scorer.builder.point
+            encoded = [build(criteria, self.query[i], self.output[(i, m)], dislikes) for i, m, _ in keys]
+            values = self.scorer.logits(encoded, self.batch_size)[:, 0]
+            return [(i, m, d, float(v), None, None) for (i, m, d), v in zip(keys, values, strict=True)]
+        pairs = [Pair(criteria, self.query[i], self.output[(i, m)], self.output[(i, self.baseline)], dislikes)
+                 for i, m, _ in keys]  # fmt: skip
+        first, second = self.scorer.encode_pairs(pairs)
+        probs = softmax(self.scorer.logits(first + second, self.batch_size))
+        ab, ba = probs[: len(first)], probs[len(first) :]
+        tie = (ab[:, 2] + ba[:, 2]) / 2 if ab.shape[1] == 3 else [None] * len(keys)
+        return [(i, m, d, float(a), float(b), None if t is None else float(t))
+                for (i, m, d), a, b, t in zip(keys, ab[:, 0], ba[:, 1], tie, strict=True)]  # fmt: skip
+
+    # -- from scores to a leaderboard ---------------------------------------------------------------------------
+    def outcomes(self, scores: dict, ids: Sequence[int], models: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(outcome, preference) matrices, queries x models: outcome 1 / 0 / 0.5 (tie), preference = P(model's
+        response preferred to the baseline's); NaN where there is no response. The baseline's column is 0.5."""
+        outcome = np.full((len(ids), len(models)), np.nan)
+        preference = np.full_like(outcome, np.nan)
+        for q, idx in enumerate(ids):
+            for j, model in enumerate(models):
+                if model == self.baseline:
+                    if (idx, model) in self.output:
+                        outcome[q, j] = preference[q, j] = 0.5
+                    continue
+                p, p_tie = self._preference(scores, idx, model)
+                if p is None:
+                    continue
+                preference[q, j] = p
+                if p_tie is not None and p_tie >= max(p, 1 - p - p_tie):
+                    outcome[q, j] = 0.5
+                else:
+                    other = 1 - p - (p_tie or 0.0)
+                    outcome[q, j] = 0.5 if abs(p - other) < 1e-9 else float(p > other)
+        return outcome, preference
+
+    def _preference(self, scores: dict, idx: int, model: str) -> tuple[float | None, float | None]:
+        got = scores.get((idx, model))
+        if got is None:
+            return None, None
+        if self.pointwise:
+            base = scores.get((idx, self.baseline))
+            if base is None:
+                return None, None
+            return 1 / (1 + math.exp(-(got[0] - base[0]))), None
+        value, value2, tie = got
+        return (value + value2) / 2, tie
+
+    def leaderboard(
+        self,
+        scores: dict,
+        ids: Sequence[int],
+        models: Sequence[str],
+        criteria: list[str],
+        dislikes: list[str],
+        n_selected: int,
+        started: float,
+        bootstrap: int = 1000,
+        seed: int = 0,
+    ) -> Leaderboard:
+        outcome, preference = self.outcomes(scores, ids, models)
+        stats = intervals(outcome, bootstrap, seed)
+        words = np.array([[len(self.output.get((i, m), "").split()) for m in models] for i in ids], dtype=float)
+        base_words = np.array([len(self.output.get((i, self.baseline), "").split()) for i in ids], dtype=float)
+        diff = words - base_words[:, None]
+        diff[np.isnan(outcome)] = np.nan
+        scale = float(np.nanstd(diff)) or 1.0 if len(ids) else 1.0
+        topic_of = np.array([self.topic_of.get(i, "All") for i in ids])
+        topic_names = sorted(set(topic_of.tolist()))
+        rows = []
+        for j, model in enumerate(models):
+            answered = ~np.isnan(outcome[:, j])
+            col = outcome[answered, j]
+            per_topic = {}
+            for topic in topic_names:
+                mask = answered & (topic_of == topic)
+                per_topic[topic] = round(float(outcome[mask, j].mean()), 4) if mask.any() else None
+            lc = 0.5 if model == self.baseline else length_controlled_win_rate(preference[:, j], diff[:, j], scale)
+            rows.append({
+                "model": model, "win_rate": _r(stats.win_rate[j]), "ci_low": _r(stats.ci_low[j]),
+                "ci_high": _r(stats.ci_high[j]), "rank_ub": int(stats.rank_ub[j]), "n": int(stats.n[j]),
+                "wins": int((col == 1).sum()), "ties": int((col == 0.5).sum()), "losses": int((col == 0).sum()),
+                "mean_preference": _r(np.nanmean(preference[:, j]) if answered.any() else float("nan")),
+                "lc_win_rate": _r(lc), "avg_words": _r(words[answered, j].mean() if answered.any() else 0.0, 1),
+                "topics": per_topic, "baseline": model == self.baseline,
+            })  # fmt: skip
+        rows.sort(key=lambda row: (-(row["win_rate"] if row["win_rate"] is not None else -1), row["model"]))
+        for rank, row in enumerate(rows, 1):
+            row["rank"] = rank
+        consistency = None
+        if not self.pointwise:
+            pairs = [v for key, v in scores.items() if key[0] in set(ids) and key[1] in set(models)]
+            if pairs:
+                consistency = _r(np.mean([(a > 0.5) == (b > 0.5) for a, b, _ in pairs]))
+        return Leaderboard(rows, criteria, dislikes, self.bench.name, self.baseline, self.checkpoint, len(ids),
+                           n_selected, time.perf_counter() - started, topic_names, consistency)  # fmt: skip
+
+    def stream(
+        self,
+        criteria: Sequence[str] = (),
+        dislikes: Sequence[str] = (),
+        query_ids: Sequence[int] | None = None,
+        models: Sequence[str] | None = None,
+        seed: int = 0,
+        first_batch: int = 1,
+        max_batch: int = 16,
+        bootstrap: int = 1000,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> Iterator[Leaderboard]:
+        """Anytime leaderboards: first from whatever the cache holds, then after every batch of queries
+        (batches double from `first_batch` to `max_batch`), until every selected query is scored."""
+        started = time.perf_counter()
+        criteria, dislikes = check_criteria(criteria), check_criteria(dislikes, "dislikes")
+        models = list(models) if models is not None else self.models
+        unknown = sorted(set(models) - set(self.models))
+        if unknown:
+            raise ValueError(f"unknown model(s) {unknown}; the bench has {len(self.models)} models")
+        if self.baseline not in models:
+            models = [self.baseline, *models]
+        ordered = self.order(query_ids, seed)
+        name = normalise_criteria(criteria, dislikes)
+        keys = self._keys(ordered, models)
+        scores = self.cache.get(self.checkpoint, name, self.bench.name, keys)
+        needed: dict[int, int] = defaultdict(int)
+        for idx, model, _ in keys:
+            needed[idx] += (idx, model) not in scores
+        done = [idx for idx in ordered if needed[idx] == 0]
+        todo = [idx for idx in ordered if needed[idx] > 0]
+        if done or not todo:
+            yield self.leaderboard(scores, done, models, criteria, dislikes, len(ordered), started, bootstrap, seed)
+        batch = first_batch
+        while todo:
+            if should_stop is not None and should_stop():
+                return
+            chunk, todo = todo[:batch], todo[batch:]
+            scores.update(self.score(criteria, dislikes, chunk, models))
+            done += chunk
+            yield self.leaderboard(scores, done, models, criteria, dislikes, len(ordered), started, bootstrap, seed)
+            batch = min(batch * 2, max_batch)
+
+    def rank(self, criteria: Sequence[str] = (), dislikes: Sequence[str] = (), **kwargs: Any) -> Leaderboard:
+        """The final leaderboard (every selected query scored)."""
+        boards = list(self.stream(criteria, dislikes, **kwargs))
+        return boards[-1]
+
+    def fill(self, criteria: Sequence[str], dislikes: Sequence[str], query_ids: Sequence[int], shard: int = 0,
+             shards: int = 1, models: Sequence[str] | None = None, progress: bool = False) -> int:  # fmt: skip
+        """Score this shard's share of the queries (every `shards`-th of the ordered ids) into the cache; the
+        sharded counterpart of `stream`, for `accelerate launch`. Returns how many queries it covered."""
+        from tqdm.auto import tqdm
+
+        criteria, dislikes = check_criteria(criteria), check_criteria(dislikes, "dislikes")
+        models = list(models) if models is not None else self.models
+        mine = sorted(int(i) for i in query_ids)[shard::shards]
+        for start in tqdm(range(0, len(mine), 16), desc=f"shard {shard}", disable=not progress, unit="batch"):
+            self.score(criteria, dislikes, mine[start : start + 16], models)
+        return len(mine)
+
+
+def _r(value: float, digits: int = 4) -> float | None:
+    return None if value is None or np.isnan(value) else round(float(value), digits)

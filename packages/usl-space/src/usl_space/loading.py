@@ -1,0 +1,71 @@
+"""Open what usl-rank and the Space need: a bench (with topics), the CRM, and the shared score cache."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from crm_core.data import Bench, open_bench, read_models_file
+from crm_core.data.importers import detect_layout
+from crm_core.model import Scorer, load_crm
+from crm_core.paths import cache_dir
+
+from usl_space.cache import ScoreCache
+from usl_space.engine import Engine
+from usl_space.topics import TopicIndex
+
+SHIPPED_CRM = "crm-minilm"
+
+
+def default_crm() -> Path:
+    """The CRM shipped in the repository's space/models/ (or $USL_MODEL): found beside the code, so a checkout,
+    the Space and an editable install all use it with no download."""
+    if os.environ.get("USL_MODEL"):
+        return Path(os.environ["USL_MODEL"])
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent / "space" / "models" / SHIPPED_CRM
+        if (candidate / "crm.json").is_file():
+            return candidate
+    raise FileNotFoundError(
+        f"no shipped CRM found (space/models/{SHIPPED_CRM} beside the code); pass --model DIR or set USL_MODEL"
+    )
+
+
+def open_data(directory: str | os.PathLike, baseline: str | None = None) -> Bench:
+    """A bench from --data: a saved bench folder, or an AlpacaEval-style folder restricted to its
+    default_models.txt when it has one (baseline: gpt4_1106_preview unless named)."""
+    directory = Path(directory)
+    models = None
+    if detect_layout(directory) != "bench" and (directory / "default_models.txt").is_file():
+        models = read_models_file(directory / "default_models.txt")
+    return open_bench(directory, models=models, baseline=baseline)
+
+
+def open_scorer(model: str | os.PathLike | None = None, backend: str = "auto", threads: int | None = None) -> Scorer:
+    """The CRM to score with. backend 'auto' prefers the ONNX model when the folder has one (the fast CPU
+    path), else PyTorch."""
+    folder = Path(model) if model else default_crm()
+    if backend == "auto":
+        backend = "onnx" if (folder / "model.onnx").is_file() else "torch"
+    if backend == "onnx":
+        return load_crm(folder, backend="onnx", threads=threads)
+    return load_crm(folder, backend="torch")
+
+
+def default_cache_path() -> Path:
+    return Path(os.environ.get("USL_SCORE_CACHE", cache_dir() / "scores.sqlite"))
+
+
+def load_engine(
+    data: str | os.PathLike,
+    model: str | os.PathLike | None = None,
+    backend: str = "auto",
+    cache: str | os.PathLike | None = None,
+    topics: bool = True,
+    baseline: str | None = None,
+) -> Engine:
+    """Bench + topics + CRM + cache, ready to rank."""
+    bench = open_data(data, baseline)
+    index = TopicIndex.build(bench.queries) if topics else None
+    return Engine(bench, open_scorer(model, backend), ScoreCache(cache or default_cache_path()), index)

@@ -1,0 +1,116 @@
+"""usl-rank: rank a bench's models under your criteria with a CRM; prints one JSON object.
+
+  uv run usl-rank --data ../shared/data/usl/alpaca_eval --criteria "Prefer short, concise answers." --queries 100
+
+Scores are cached (see --cache), so a repeated or overlapping request costs nothing. Under
+`accelerate launch --num_processes N` the queries are split across the processes, which score into the same
+cache; the main process then writes the leaderboard.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from crm_core.atomic import atomic_file
+from crm_core.data import DataValidationError
+
+from usl_space.topics import FREE_TEXT_THRESHOLD, TOPICS
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="usl-rank", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--data", required=True, metavar="DIR",
+                        help="a bench folder (usl-data build) or an AlpacaEval-style folder (instructions.jsonl + "
+                             "model_outputs.jsonl.gz, optional default_models.txt)")  # fmt: skip
+    parser.add_argument("--baseline", metavar="NAME", help="the model every other is judged against (default: "
+                        "the bench's own; gpt4_1106_preview for AlpacaEval folders)")  # fmt: skip
+    parser.add_argument("--model", metavar="DIR", help="CRM checkpoint folder (default: the CRM in space/models/)")
+    parser.add_argument("--backend", choices=["auto", "onnx", "torch"], default="auto",
+                        help="auto: ONNX Runtime when the folder has model.onnx, else PyTorch")  # fmt: skip
+    parser.add_argument("--criteria", action="append", default=None, metavar="TEXT",
+                        help="one criterion; repeat for several. --criteria \"\" means general preference")  # fmt: skip
+    parser.add_argument("--dislike", action="append", default=[], metavar="TEXT",
+                        help="something you dislike in a response (repeatable)")  # fmt: skip
+    parser.add_argument("--queries", type=int, metavar="N", help="a seeded topic-stratified sample of N queries")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the query order and the bootstrap")
+    parser.add_argument("--topic", action="append", default=[], choices=list(TOPICS), metavar="TOPIC",
+                        help=f"keep queries of this topic (repeatable); one of: {', '.join(TOPICS)}")  # fmt: skip
+    parser.add_argument("--topic-text", default="", metavar="TEXT",
+                        help="a free-text topic ('cooking'): keep queries similar to it (adds to --topic)")  # fmt: skip
+    parser.add_argument("--topic-threshold", type=float, default=FREE_TEXT_THRESHOLD,
+                        help="cosine similarity a query needs to match --topic-text")  # fmt: skip
+    parser.add_argument("--models", nargs="+", metavar="NAME", help="rank only these models (and the baseline)")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the 95%% CIs")
+    parser.add_argument("--cache", metavar="FILE", help="score cache (default: $USL_SCORE_CACHE or "
+                        "~/.cache/usl/scores.sqlite)")  # fmt: skip
+    parser.add_argument("--output", metavar="FILE.json", help="also write the JSON here (atomically)")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.criteria is None:
+        print('usl-rank: give --criteria TEXT (or --criteria "" for general preference)', file=sys.stderr)
+        return 2
+    from tqdm.auto import tqdm
+
+    from usl_space.loading import load_engine
+
+    try:
+        needs_topics = bool(args.topic or args.topic_text or args.queries)
+        engine = load_engine(args.data, args.model, args.backend, args.cache, needs_topics, args.baseline)
+        selected = None
+        if args.topic or args.topic_text:
+            selected = engine.topics.select(args.topic, args.topic_text, args.topic_threshold).tolist()
+            if not selected:
+                raise ValueError("no query matches the topic selection; lower --topic-threshold or change topics")
+        ids = engine.sample(args.queries, args.seed, selected)
+        world = int(os.environ.get("WORLD_SIZE", "1"))
+        if world > 1:
+            board = _sharded(engine, args, ids)
+            if board is None:
+                return 0  # not the main process: its share is in the cache
+        else:
+            board = None
+            bar = tqdm(total=len(ids), desc="queries scored", unit="query", disable=args.quiet)
+            for board in engine.stream(args.criteria, args.dislike, ids, args.models, args.seed,
+                                       bootstrap=args.bootstrap):  # fmt: skip
+                bar.update(board.n_queries - bar.n)
+            bar.close()
+    except (ValueError, FileNotFoundError, DataValidationError) as error:
+        print(f"usl-rank: {error}", file=sys.stderr)
+        return 2
+    result = board.to_json()
+    result["models_ranked"] = len(result["rows"])
+    text = json.dumps(result, indent=2)
+    if args.output:
+        with atomic_file(Path(args.output)) as handle:
+            handle.write(text + "\n")
+    print(text)
+    return 0
+
+
+def _sharded(engine, args, ids):
+    """Every process scores its share into the cache; the main process then ranks from the cache alone."""
+    from accelerate import PartialState
+
+    cpu = os.environ.get("ACCELERATE_USE_CPU", "").lower() in ("1", "true", "yes")  # PartialState ignores the flag
+    state = PartialState(cpu=cpu)
+    covered = engine.fill(args.criteria, args.dislike, ids, state.process_index, state.num_processes, args.models,
+                          progress=not args.quiet)  # fmt: skip
+    print(f"usl-rank: process {state.process_index}/{state.num_processes} scored {covered} queries", file=sys.stderr)
+    state.wait_for_everyone()
+    if not state.is_main_process:
+        return None
+    return engine.rank(args.criteria, args.dislike, query_ids=ids, models=args.models, seed=args.seed,
+                       bootstrap=args.bootstrap)  # fmt: skip
+
+
+if __name__ == "__main__":
+    sys.exit(main())

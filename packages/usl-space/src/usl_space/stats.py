@@ -1,0 +1,101 @@
+"""Leaderboard statistics over a (queries x models) matrix of outcomes against the baseline.
+
+An outcome is 1 (the model's response preferred to the baseline's), 0 (the baseline's preferred) or 1/2 (a tie);
+NaN where a model has no response to a query. Uncertainty comes from the queries: the paired bootstrap resamples
+queries, the same resample for every model, so model-to-model differences keep their pairing, and
+Rank (UB) = 1 + the number of models whose win rate is higher with 95% confidence under that paired bootstrap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def win_rates(outcomes: np.ndarray) -> np.ndarray:
+    """Mean outcome per model over the queries it answered (NaN for a model with none)."""
+    answered = ~np.isnan(outcomes)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(answered, outcomes, 0.0).sum(axis=0) / answered.sum(axis=0)
+
+
+def bootstrap_win_rates(outcomes: np.ndarray, samples: int = 1000, seed: int = 0) -> np.ndarray:
+    """(samples, models) win rates, each from one resample of the queries with replacement, shared by all
+    models (paired)."""
+    n_queries = outcomes.shape[0]
+    if n_queries == 0:
+        return np.full((samples, outcomes.shape[1]), np.nan)
+    rng = np.random.default_rng(seed)
+    counts = rng.multinomial(n_queries, np.full(n_queries, 1.0 / n_queries), size=samples).astype(np.float64)
+    answered = ~np.isnan(outcomes)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (counts @ np.where(answered, outcomes, 0.0)) / (counts @ answered)
+
+
+@dataclass
+class Intervals:
+    """Per model: win rate, its bootstrap 95% interval, and Rank (UB)."""
+
+    win_rate: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    rank_ub: np.ndarray
+    n: np.ndarray  # queries each model was judged on
+
+
+def intervals(outcomes: np.ndarray, samples: int = 1000, seed: int = 0, level: float = 0.95) -> Intervals:
+    """Win rates with percentile-bootstrap intervals, and Rank (UB) from paired bootstrap differences."""
+    rates = win_rates(outcomes)
+    boot = bootstrap_win_rates(outcomes, samples, seed)
+    tail = (1 - level) / 2
+    with np.errstate(invalid="ignore"):
+        low, high = np.nanquantile(boot, [tail, 1 - tail], axis=0) if len(boot) else (rates, rates)
+    return Intervals(rates, low, high, rank_upper_bounds(boot, level), (~np.isnan(outcomes)).sum(axis=0))
+
+
+def rank_upper_bounds(boot: np.ndarray, level: float = 0.95) -> np.ndarray:
+    """1 + how many models are better with confidence `level`: the lower `(1-level)/2` quantile of the paired
+    bootstrap difference (other - this) is above zero."""
+    diffs = boot[:, :, None] - boot[:, None, :]  # [b, other, this]
+    with np.errstate(invalid="ignore"):
+        lower = np.nanquantile(diffs, (1 - level) / 2, axis=0)
+    better = np.nan_to_num(lower, nan=-1.0) > 0
+    return 1 + better.sum(axis=0)
+
+
+def kendall_tau(x: np.ndarray | list[float], y: np.ndarray | list[float]) -> float:
+    """Kendall's tau-b between two scorings of the same items (ties handled; NaN if either is constant)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"rankings differ in length: {x.shape} vs {y.shape}")
+    i, j = np.triu_indices(len(x), k=1)
+    dx, dy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+    concordant_minus_discordant = float((dx * dy).sum())
+    pairs_x, pairs_y = float((dx != 0).sum()), float((dy != 0).sum())
+    if pairs_x == 0 or pairs_y == 0:
+        return float("nan")
+    return concordant_minus_discordant / np.sqrt(pairs_x * pairs_y)
+
+
+def length_controlled_win_rate(
+    preference: np.ndarray, length_diff: np.ndarray, scale: float, l2: float = 1.0, iterations: int = 25
+) -> float:
+    """One model's win rate with the length advantage removed, in the spirit of AlpacaEval's length control:
+    fit logit P(model preferred) = a + b * tanh(length_diff / scale) to the per-query preferences (soft labels)
+    by Newton's method with a small ridge on b, then report sigmoid(a): the predicted win rate at equal length."""
+    keep = ~(np.isnan(preference) | np.isnan(length_diff))
+    y, x = preference[keep].astype(np.float64), np.tanh(length_diff[keep] / scale)
+    if len(y) == 0:
+        return float("nan")
+    design = np.stack([np.ones_like(x), x], axis=1)
+    theta, ridge = np.zeros(2), np.diag([1e-6, l2])
+    for _ in range(iterations):
+        p = 1 / (1 + np.exp(-(design @ theta)))
+        gradient = design.T @ (p - y) + ridge @ theta
+        hessian = (design * (p * (1 - p))[:, None]).T @ design + ridge
+        step = np.linalg.solve(hessian, gradient)
+        theta -= step
+        if np.abs(step).max() < 1e-9:
+            break
+    return float(1 / (1 + np.exp(-theta[0])))

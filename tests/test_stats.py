@@ -1,0 +1,96 @@
+"""usl_space.stats against hand-computed cases and seeded simulations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import kendalltau
+from usl_space.stats import (
+    bootstrap_win_rates,
+    intervals,
+    kendall_tau,
+    length_controlled_win_rate,
+    rank_upper_bounds,
+    win_rates,
+)
+
+NAN = np.nan
+
+
+def test_win_rates_count_ties_as_half_and_skip_missing():
+    outcomes = np.array([[1, 0, 0.5], [1, 0.5, NAN], [0, 0.5, 1], [1, 1, NAN]])
+    # model 0: 3 wins of 4 = .75; model 1: 0 + .5 + .5 + 1 = 2/4; model 2: (.5 + 1) / 2 answered
+    assert win_rates(outcomes).tolist() == [0.75, 0.5, 0.75]
+    assert np.isnan(win_rates(np.full((3, 1), NAN))[0])
+
+
+def test_bootstrap_is_paired_and_seeded():
+    rng = np.random.default_rng(1)
+    outcomes = rng.integers(0, 2, size=(50, 3)).astype(float)
+    outcomes[:, 2] = outcomes[:, 0]  # a model identical to model 0 on every query
+    boot = bootstrap_win_rates(outcomes, 200, seed=5)
+    assert boot.shape == (200, 3)
+    assert np.array_equal(boot[:, 0], boot[:, 2])  # the same resamples for every model
+    assert np.array_equal(boot, bootstrap_win_rates(outcomes, 200, seed=5))
+    assert not np.array_equal(boot, bootstrap_win_rates(outcomes, 200, seed=6))
+
+
+def test_bootstrap_interval_covers_the_true_rate_at_about_the_nominal_rate():
+    rng = np.random.default_rng(0)
+    true_rates = np.array([0.2, 0.5, 0.7])
+    trials, covered = 300, np.zeros(3)
+    for t in range(trials):
+        outcomes = (rng.random((120, 3)) < true_rates).astype(float)
+        result = intervals(outcomes, samples=400, seed=t)
+        covered += (result.ci_low <= true_rates) & (true_rates <= result.ci_high)
+    coverage = covered / trials
+    assert np.all((coverage > 0.90) & (coverage < 0.99)), coverage  # nominal 0.95; 300 trials: +-0.025 sd
+
+
+def test_rank_upper_bound_on_a_constructed_example():
+    rng = np.random.default_rng(3)
+    n = 400
+    strong = (rng.random(n) < 0.9).astype(float)
+    strong_twin = strong.copy()  # as good as `strong`, so neither is statistically better than the other
+    middle = (rng.random(n) < 0.5).astype(float)
+    weak = (rng.random(n) < 0.1).astype(float)
+    result = intervals(np.stack([strong, strong_twin, middle, weak], axis=1), samples=500)
+    assert result.rank_ub.tolist() == [1, 1, 3, 4]
+    assert result.n.tolist() == [n] * 4
+
+
+def test_rank_upper_bound_needs_confidence_not_just_a_higher_mean():
+    boot = np.array([[0.50, 0.49], [0.40, 0.55], [0.60, 0.45]] * 10)  # model 0 higher on average, not always
+    assert rank_upper_bounds(boot).tolist() == [1, 1]
+    always = np.array([[0.6, 0.4], [0.7, 0.5], [0.8, 0.6]] * 10)
+    assert rank_upper_bounds(always).tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_kendall_tau_b_matches_scipy_with_ties(seed):
+    rng = np.random.default_rng(seed)
+    x, y = rng.integers(0, 6, 30).astype(float), rng.integers(0, 6, 30).astype(float)
+    assert kendall_tau(x, y) == pytest.approx(kendalltau(x, y).statistic, abs=1e-12)
+
+
+def test_kendall_tau_extremes():
+    x = np.arange(10.0)
+    assert kendall_tau(x, x) == 1.0 and kendall_tau(x, -x) == -1.0
+    assert np.isnan(kendall_tau(x, np.ones(10)))
+    with pytest.raises(ValueError, match="differ in length"):
+        kendall_tau(x, x[:5])
+
+
+def test_length_control_removes_a_pure_length_advantage():
+    rng = np.random.default_rng(0)
+    diff = rng.normal(150, 200, 2000)  # the model writes longer answers than the baseline, most of the time
+    preference = 1 / (1 + np.exp(-3 * np.tanh(diff / 200)))  # and is preferred for length alone
+    assert preference.mean() > 0.7
+    assert length_controlled_win_rate(preference, diff, 200) == pytest.approx(0.5, abs=0.03)
+
+
+def test_length_control_keeps_a_real_advantage():
+    rng = np.random.default_rng(1)
+    diff = rng.normal(0, 200, 2000)  # lengths like the baseline's, yet preferred
+    preference = 1 / (1 + np.exp(-(1.0 + 0.2 * np.tanh(diff / 200))))
+    assert length_controlled_win_rate(preference, diff, 200) == pytest.approx(1 / (1 + np.exp(-1.0)), abs=0.03)
