@@ -8,7 +8,9 @@ topic; scores go to the shared cache after every batch and are read from it befo
 
 from __future__ import annotations
 
+import copy
 import math
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -94,6 +96,27 @@ class Engine:
         topic_names = topics.topic if topics is not None else np.full(len(self.query_ids), "All")
         source_ids = topics.idx if topics is not None else self.query_ids
         self.topic_of = dict(zip(source_ids.tolist(), topic_names.tolist(), strict=True))
+        self._compute_lock = threading.Lock()  # one CRM run at a time; cached reads never wait for it
+
+    def with_baseline(self, baseline: str) -> Engine:
+        """The same bench, CRM and cache, judged against another of its models."""
+        if baseline not in self.models:
+            raise ValueError(f"unknown baseline {baseline!r}; the bench has {len(self.models)} models")
+        other = copy.copy(self)
+        other.baseline = baseline
+        return other
+
+    def with_model(self, name: str, outputs: dict[int, str]) -> Engine:
+        """The same engine plus one more model's responses (an upload), for one visitor's session."""
+        if name in self.models:
+            raise ValueError(f"a model named {name!r} is already on the bench; rename the upload")
+        unknown = sorted(set(outputs) - set(self.query))
+        if unknown:
+            raise ValueError(f"responses to unknown queries {unknown[:5]}")
+        other = copy.copy(self)
+        other.output = {**self.output, **{(int(idx), name): text for idx, text in outputs.items()}}
+        other.models = [*self.models, name]
+        return other
 
     # -- which queries, in which order ------------------------------------------------------------------------
     def order(self, query_ids: Sequence[int] | None = None, seed: int = 0) -> list[int]:
@@ -120,6 +143,11 @@ class Engine:
     def pointwise(self) -> bool:
         return self.scorer.spec.objective == "pointwise"
 
+    @property
+    def cache_bench(self) -> str:
+        """The bench part of a cache key: pairwise scores depend on the baseline, pointwise ones do not."""
+        return self.bench.name if self.pointwise else f"{self.bench.name}@{self.baseline}"
+
     def _keys(self, ids: Sequence[int], models: Sequence[str]) -> list[tuple[int, str, str]]:
         keys = []
         for idx in ids:
@@ -141,12 +169,13 @@ class Engine:
         to the cache in one transaction before returning."""
         name = normalise_criteria(criteria, dislikes)
         keys = self._keys(ids, models)
-        found = self.cache.get(self.checkpoint, name, self.bench.name, keys)
+        found = self.cache.get(self.checkpoint, name, self.cache_bench, keys)
         missing = [key for key in keys if (key[0], key[1]) not in found]
         for start in range(0, len(missing), 1024):
             chunk = missing[start : start + 1024]
-            rows = self._compute(criteria, dislikes, chunk)
-            self.cache.put(self.checkpoint, name, self.bench.name, rows)
+            with self._compute_lock:
+                rows = self._compute(criteria, dislikes, chunk)
+            self.cache.put(self.checkpoint, name, self.cache_bench, rows)
             found.update({(i, m): (v, v2, t) for i, m, _, v, v2, t in rows})
         return found
 
@@ -274,7 +303,7 @@ class Engine:
         ordered = self.order(query_ids, seed)
         name = normalise_criteria(criteria, dislikes)
         keys = self._keys(ordered, models)
-        scores = self.cache.get(self.checkpoint, name, self.bench.name, keys)
+        scores = self.cache.get(self.checkpoint, name, self.cache_bench, keys)
         needed: dict[int, int] = defaultdict(int)
         for idx, model, _ in keys:
             needed[idx] += (idx, model) not in scores

@@ -168,7 +168,7 @@ def read_model_outputs_json(path: str | os.PathLike) -> list[dict]:
     return items
 
 
-def _responses_by_instruction(model: str, items: list[dict], index: dict[str, int], file: str) -> list[dict]:
+def responses_by_instruction(model: str, items: list[dict], index: dict[str, int], file: str) -> list[dict]:
     rows, problems, seen = [], [], {}
     for number, item in enumerate(items, start=1):
         idx = index.get(item["instruction"])
@@ -225,7 +225,7 @@ def load_alpaca_eval_per_model(
     rows = []
     for model in chosen:
         items = read_model_outputs_json(available[model])
-        rows.extend(_responses_by_instruction(model, items, index, str(available[model])))
+        rows.extend(responses_by_instruction(model, items, index, str(available[model])))
     responses = pl.DataFrame(
         rows, schema={"idx": pl.Int64, "model": pl.String, "output": pl.String, "generator": pl.String}
     )

@@ -1,0 +1,325 @@
+"""usl-space: the Gradio app. Leaderboard, Customize, Compare, Inspect and Add-a-model tabs over one Engine.
+
+Everything a visitor types goes through `check_criteria` and the upload validator, and is shown back only as
+plain text (Textbox) or in table cells; no visitor input reaches a shell, eval or raw HTML. Scoring handlers
+are generators: the table and chart update after every batch. The CRM runs one batch at a time (the engine's
+lock), so a visitor whose request is cached is answered while another visitor's long job runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import tempfile
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+from crm_core.data import DataValidationError
+from crm_core.data.importers import responses_by_instruction
+
+from usl_space.charts import bar_chart, slope_chart
+from usl_space.engine import Engine, Leaderboard, check_criteria
+from usl_space.stats import kendall_tau
+from usl_space.topics import TOPICS
+
+PRESETS = {
+    "(none: general preference)": [],
+    "concise": ["Prefer short, concise answers.", "I dislike long-winded answers."],
+    "detailed": ["Prefer detailed, thorough answers.", "I want comprehensive answers with lots of detail."],
+    "creative": ["Prefer creative, original and vivid answers."],
+    "formal": ["I prefer a formal, professional tone."],
+    "code-first": ["Show working code first, then explain briefly."],
+    "lists": ["I like answers formatted as bullet or numbered lists."],
+    "academic": ["I prefer an academic style: rigorous, precise and formal, like a scholarly text."],
+}
+MAX_UPLOAD_BYTES = 20 * 1024 * 1024
+TABLE_COLUMNS = ["rank", "rank_ub", "model", "win_rate_%", "ci_95_%", "lc_win_rate_%", "n", "avg_words"]
+
+
+def lines(text: str | None) -> list[str]:
+    return [line for line in (text or "").splitlines() if line.strip()]
+
+
+def table(board: Leaderboard | None) -> list[list[Any]]:
+    """Rows for the Dataframe: rank, Rank (UB), model, win rate with its CI, per-topic win rates."""
+    if board is None:
+        return []
+    out = []
+    for row in board.rows:
+        pct = lambda v: None if v is None else round(100 * v, 1)  # noqa: E731
+        cells = [row["rank"], row["rank_ub"], row["model"] + (" (baseline)" if row["baseline"] else ""),
+                 pct(row["win_rate"]), f"{pct(row['ci_low'])} - {pct(row['ci_high'])}", pct(row["lc_win_rate"]),
+                 row["n"], row["avg_words"]]  # fmt: skip
+        out.append(cells + [pct(row["topics"].get(t)) for t in board.topics])
+    return out
+
+
+def frame(board: Leaderboard | None) -> dict:
+    headers = TABLE_COLUMNS + (board.topics if board else [])
+    return {"headers": headers, "data": table(board) or [[None] * len(headers)]}
+
+
+def status(board: Leaderboard | None, what: str = "") -> str:
+    if board is None:
+        return f"{what}: nothing scored yet"
+    state = "done" if board.done else "scoring..."
+    return (f"{what} {state} {board.n_queries} / {board.n_selected} queries scored, {len(board.rows)} models, "
+            f"{board.seconds:.1f} s").strip()  # fmt: skip
+
+
+def downloads(board: Leaderboard, folder: Path) -> list[str]:
+    """The leaderboard as CSV and JSON files for the download buttons."""
+    folder.mkdir(parents=True, exist_ok=True)
+    json_path, csv_path = folder / "leaderboard.json", folder / "leaderboard.csv"
+    json_path.write_text(json.dumps(board.to_json(), indent=2), encoding="utf-8")
+    with open(csv_path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(TABLE_COLUMNS + board.topics)
+        writer.writerows(table(board))
+    return [str(csv_path), str(json_path)]
+
+
+def parse_upload(engine: Engine, path: str | None, name: str) -> tuple[str, dict[int, str]]:
+    """An uploaded AlpacaEval model_outputs.json, checked: size, JSON, fields, instructions of this bench."""
+    if not path:
+        raise ValueError("choose a model_outputs.json file to upload")
+    size = Path(path).stat().st_size
+    if size > MAX_UPLOAD_BYTES:
+        raise ValueError(f"the file is {size / 1e6:.1f} MB; at most {MAX_UPLOAD_BYTES / 1e6:.0f} MB")
+    from crm_core.data.importers import read_model_outputs_json
+
+    items = read_model_outputs_json(path)
+    name = " ".join((name or "").split()) or next((i.get("generator") for i in items if i.get("generator")), "")
+    if not name or len(name) > 80 or any(not ch.isprintable() for ch in name):
+        raise ValueError("give the model a name of 1-80 printable characters")
+    index = {text: idx for idx, text in engine.query.items()}
+    rows = responses_by_instruction(name, items, index, Path(path).name)
+    if not rows:
+        raise ValueError("the file holds no responses")
+    return f"upload:{name}", {row["idx"]: row["output"] for row in rows}
+
+
+def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Leaderboard") -> gr.Blocks:
+    """The Space's Blocks, bound to one engine (shared by every visitor, as its cache is)."""
+    n_models = len(engine.models)
+    crm = engine.scorer.spec.base_model or Path(engine.scorer.folder).name
+    header = (f"# {title}\nusl-space {version('usl-space')} · bench **{engine.bench.name}**: "
+              f"{len(engine.query)} queries, {n_models} models, baseline `{engine.baseline}` · CRM: {crm} "
+              f"({engine.scorer.spec.objective}, checkpoint `{engine.checkpoint[:12]}`)")  # fmt: skip
+    topic_names = list(TOPICS)
+    model_names = [m for m in engine.models if m != engine.baseline]
+    work = Path(tempfile.mkdtemp(prefix="usl-space-"))
+
+    def selected_ids(topics: list[str], free_text: str) -> list[int] | None:
+        if engine.topics is None or (set(topics) == set(topic_names) and not free_text.strip()):
+            return None
+        ids = engine.topics.select(topics, free_text).tolist()
+        if not ids:
+            raise gr.Error("no query matches these topics; tick more topics or change the free-text topic")
+        return ids
+
+    def run(eng: Engine, criteria, dislikes, ids, models, n_queries, what):
+        try:
+            criteria, dislikes = check_criteria(criteria), check_criteria(dislikes, "dislikes")
+        except ValueError as error:
+            raise gr.Error(str(error)) from None
+        ids = eng.sample(int(n_queries) if n_queries else None, 0, ids)
+        for board in eng.stream(criteria, dislikes, ids, models):
+            yield board, status(board, what)
+
+    # -- handlers ------------------------------------------------------------------------------------------------
+    def leaderboard_view():
+        for board, text in run(engine, [], [], None, None, None, "General preference:"):
+            yield frame(board), bar_chart(board), text
+
+    def customize(topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads):
+        eng = engine.with_baseline(baseline) if baseline and baseline != engine.baseline else engine
+        for name, outputs in (uploads or {}).items():
+            eng = eng.with_model(name, outputs)
+        chosen = list(models or []) + list((uploads or {}).keys())
+        if not chosen:
+            raise gr.Error("select at least one model")
+        ids = selected_ids(topics, free_text or "")
+        board = None
+        for board, text in run(eng, lines(criteria), lines(dislikes), ids, chosen, n_queries, "Custom:"):
+            yield frame(board), bar_chart(board), text, gr.update()
+        if board is not None:
+            yield frame(board), bar_chart(board), status(board, "Custom:"), downloads(board, work / "custom")
+
+    def compare(criteria_a, criteria_b, n_queries):
+        boards = {}
+        for key, criteria in (("A", criteria_a), ("B", criteria_b)):
+            for board, text in run(engine, lines(criteria), [], None, None, n_queries, f"Set {key}:"):
+                boards[key] = board
+                yield (*compare_outputs(boards), text)
+        yield (*compare_outputs(boards), "Both rankings done.")
+
+    def compare_outputs(boards: dict) -> tuple:
+        a, b = boards.get("A"), boards.get("B")
+        if a is None or b is None:
+            return frame(a), frame(b), None, ""
+        rate_a = {r["model"]: r["win_rate"] for r in a.rows}
+        rate_b = {r["model"]: r["win_rate"] for r in b.rows}
+        common = sorted(set(rate_a) & set(rate_b))
+        tau = kendall_tau([rate_a[m] for m in common], [rate_b[m] for m in common])
+        return frame(a), frame(b), slope_chart(a, b), f"**Kendall tau** between the two rankings: {tau:+.3f}"
+
+    def inspect(query_choice, model, criteria, dislikes):
+        if not query_choice or not model:
+            raise gr.Error("pick a query and a model")
+        idx = int(str(query_choice).split(":", 1)[0])
+        try:
+            criteria, dislikes = check_criteria(lines(criteria)), check_criteria(lines(dislikes), "dislikes")
+        except ValueError as error:
+            raise gr.Error(str(error)) from None
+        if (idx, model) not in engine.output:
+            raise gr.Error(f"{model} did not answer query {idx}")
+        scores = engine.score(criteria, dislikes, [idx], [model])
+        p, _ = engine._preference(scores, idx, model)
+        value, value2, _ = scores[(idx, model)]
+        if engine.pointwise:
+            detail = (f"P({model} preferred) = **{p:.3f}** (pointwise CRM: scores {value:+.3f} vs "
+                      f"{scores[(idx, engine.baseline)][0]:+.3f}; order plays no part)")  # fmt: skip
+        else:
+            detail = (f"P({model} preferred) = **{p:.3f}**: {value:.3f} with it shown first, {value2:.3f} with it "
+                      f"shown second")  # fmt: skip
+        return engine.query[idx], engine.output[(idx, model)], engine.output[(idx, engine.baseline)], detail
+
+    def upload(path, name, uploads):
+        try:
+            key, outputs = parse_upload(engine, path, name)
+        except (ValueError, DataValidationError) as error:
+            shown = str(error).replace(str(path), Path(path).name) if path else str(error)  # no server paths
+            return uploads, f"**Upload refused:**\n\n```\n{shown}\n```"
+        uploads = {**(uploads or {}), key: outputs}
+        return uploads, (f"Added **{key}** ({len(outputs)} of {len(engine.query)} queries answered). "
+                         "Run the Customize tab: it is ranked there, for this session only.")  # fmt: skip
+
+    # -- layout ------------------------------------------------------------------------------------------------
+    with gr.Blocks(title="USL") as demo:
+        gr.Markdown(header)
+        uploads = gr.State({})
+        with gr.Tabs():
+            with gr.Tab("Leaderboard"):
+                lb_status = gr.Markdown("Loading the general-preference leaderboard...")
+                lb_table = gr.Dataframe(frame(None), interactive=False, wrap=True)
+                lb_plot = gr.Plot()
+            with gr.Tab("Customize"):
+                with gr.Row():
+                    with gr.Column():
+                        topics = gr.CheckboxGroup(topic_names, value=topic_names, label="Topics")
+                        with gr.Row():
+                            all_btn, clear_btn = gr.Button("Select all", size="sm"), gr.Button("Clear", size="sm")
+                        free_text = gr.Textbox(label="Free-text topic (optional)", placeholder="e.g. cooking")
+                    with gr.Column():
+                        preset = gr.Dropdown(list(PRESETS), value=next(iter(PRESETS)), label="Preset")
+                        criteria = gr.Textbox(lines=4, label="My criteria (one per line)", elem_id="criteria")
+                        dislikes = gr.Textbox(lines=2, label="I dislike (one per line)")
+                with gr.Row():
+                    baseline = gr.Dropdown(engine.models, value=engine.baseline, label="Baseline")
+                    n_queries = gr.Slider(1, len(engine.query), value=len(engine.query), step=1, label="Queries")
+                models = gr.CheckboxGroup(model_names, value=model_names, label="Models")
+                with gr.Row():
+                    go = gr.Button("Rank", variant="primary", elem_id="rank")
+                    stop = gr.Button("Stop")
+                cu_status = gr.Markdown(elem_id="custom-status")
+                cu_table = gr.Dataframe(frame(None), interactive=False, wrap=True, elem_id="custom-table")
+                cu_plot = gr.Plot()
+                files = gr.File(label="Download (CSV, JSON)", file_count="multiple")
+            with gr.Tab("Compare"):
+                with gr.Row():
+                    crit_a = gr.Textbox(lines=3, label="Criteria A", value="\n".join(PRESETS["concise"]))
+                    crit_b = gr.Textbox(lines=3, label="Criteria B", value="\n".join(PRESETS["detailed"]))
+                cmp_n = gr.Slider(1, len(engine.query), value=min(100, len(engine.query)), step=1, label="Queries")
+                cmp_go = gr.Button("Compare", variant="primary")
+                cmp_status, cmp_tau = gr.Markdown(), gr.Markdown()
+                with gr.Row():
+                    cmp_a = gr.Dataframe(frame(None), interactive=False, label="Ranking A")
+                    cmp_b = gr.Dataframe(frame(None), interactive=False, label="Ranking B")
+                cmp_plot = gr.Plot()
+            with gr.Tab("Inspect"):
+                choices = [f"{idx}: {text[:90]}" for idx, text in sorted(engine.query.items())]
+                with gr.Row():
+                    in_query = gr.Dropdown(choices, value=choices[0], label="Query", filterable=True)
+                    in_model = gr.Dropdown(model_names, value=model_names[0] if model_names else None, label="Model")
+                in_criteria = gr.Textbox(lines=2, label="Criteria (one per line)")
+                in_dislikes = gr.Textbox(lines=1, label="I dislike (one per line)")
+                in_go = gr.Button("Judge", variant="primary")
+                in_detail = gr.Markdown()
+                in_text = gr.Textbox(label="Query", interactive=False)
+                with gr.Row():
+                    in_model_out = gr.Textbox(label="Model's response", lines=14, interactive=False)
+                    in_base_out = gr.Textbox(label=f"Baseline's response ({engine.baseline})", lines=14,
+                                             interactive=False)  # fmt: skip
+            with gr.Tab("Add a model"):
+                gr.Markdown("Upload AlpacaEval `model_outputs.json` (a JSON array of `{instruction, output, "
+                            f"generator}}`, at most {MAX_UPLOAD_BYTES // 2**20} MB). It is judged under the "
+                            "Customize tab's criteria and ranked there, for your session only.")  # fmt: skip
+                up_file = gr.File(label="model_outputs.json", file_types=[".json"], type="filepath")
+                up_name = gr.Textbox(label="Model name (default: the file's generator)")
+                up_go = gr.Button("Add", variant="primary")
+                up_status = gr.Markdown(elem_id="upload-status")
+
+        demo.load(leaderboard_view, None, [lb_table, lb_plot, lb_status], concurrency_id="score",
+                  concurrency_limit=4)  # fmt: skip
+        all_btn.click(lambda: gr.update(value=topic_names), None, topics)
+        clear_btn.click(lambda: gr.update(value=[]), None, topics)
+        preset.change(lambda p: "\n".join(PRESETS.get(p, [])), preset, criteria)
+        job = go.click(customize, [topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads],
+                       [cu_table, cu_plot, cu_status, files], api_name="customize", concurrency_id="score",
+                       concurrency_limit=4)  # fmt: skip
+        stop.click(None, None, None, cancels=[job])
+        cmp_go.click(compare, [crit_a, crit_b, cmp_n], [cmp_a, cmp_b, cmp_plot, cmp_tau, cmp_status],
+                     api_name="compare", concurrency_id="score", concurrency_limit=4)  # fmt: skip
+        in_go.click(inspect, [in_query, in_model, in_criteria, in_dislikes],
+                    [in_text, in_model_out, in_base_out, in_detail], api_name="inspect")  # fmt: skip
+        up_go.click(upload, [up_file, up_name, uploads], [uploads, up_status], api_name="upload")
+    return demo
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="usl-space", description="Run the USL Gradio app.")
+    parser.add_argument("--data", metavar="DIR", help="bench or AlpacaEval-style folder (default: pull the public "
+                        "AlpacaEval responses into the cache first, with progress)")  # fmt: skip
+    parser.add_argument("--model", metavar="DIR", help="CRM checkpoint folder (default: the CRM in space/models/)")
+    parser.add_argument("--backend", choices=["auto", "onnx", "torch"], default="auto", help="how to run the CRM")
+    parser.add_argument("--baseline", metavar="NAME", help="baseline model (default: the bench's)")
+    parser.add_argument("--cache", metavar="FILE", help="score cache (default: ~/.cache/usl/scores.sqlite)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 in a Space)")
+    parser.add_argument("--port", type=int, default=7860, help="port to listen on")
+    parser.add_argument("--max-jobs", type=int, default=4, help="scoring jobs run at once; more wait in the queue")
+    args = parser.parse_args(argv)
+    from usl_space.loading import load_engine
+
+    data = args.data
+    if data is None:
+        data = pull_default_data()
+    engine = load_engine(data, args.model, args.backend, args.cache, True, args.baseline)
+    demo = build_app(engine)
+    demo.queue(default_concurrency_limit=args.max_jobs)
+    demo.launch(server_name=args.host, server_port=args.port)
+    return 0
+
+
+def pull_default_data() -> str:
+    """First start without --data: download the public AlpacaEval responses of the default models, with a
+    progress bar, into the cache (resumed if interrupted); later starts find them there."""
+    from crm_core.data import ALPACA_EVAL_BASELINE
+    from crm_core.paths import cache_dir
+
+    from usl_space.data_cli import default_models
+    from usl_space.pull import pull
+
+    folder = cache_dir() / "alpaca_eval"
+    print(f"usl-space: getting the public AlpacaEval responses into {folder} (once)")
+    report = pull(default_models(), folder, ALPACA_EVAL_BASELINE, progress=True)
+    if report.failed:
+        raise SystemExit(f"usl-space: could not get {sorted(report.failed)}; pass --data DIR to run offline")
+    return str(folder)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,54 @@
+"""Charts for the app: win rates with their 95% CI whiskers, and how ranks move between two criteria sets."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: the Space has no display
+
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from usl_space.engine import Leaderboard
+
+
+def bar_chart(board: Leaderboard | None, top: int = 40) -> Figure | None:
+    """Horizontal bars, best at the top, with bootstrap 95% CI whiskers and the 50% line (= the baseline)."""
+    if board is None or not board.rows:
+        return None
+    rows = [r for r in board.rows if r["win_rate"] is not None][:top][::-1]
+    fig, ax = plt.subplots(figsize=(8, 0.28 * len(rows) + 1.2))
+    rates = [100 * r["win_rate"] for r in rows]
+    low = [100 * (r["win_rate"] - r["ci_low"]) for r in rows]
+    high = [100 * (r["ci_high"] - r["win_rate"]) for r in rows]
+    colors = ["#999999" if r["baseline"] else "#3b6ea8" for r in rows]
+    ax.barh(range(len(rows)), rates, xerr=[low, high], color=colors, error_kw={"elinewidth": 1, "capsize": 2})
+    ax.set_yticks(range(len(rows)), [r["model"] for r in rows], fontsize=8)
+    ax.axvline(50, color="black", linewidth=0.8, linestyle=":")
+    ax.set_xlim(0, 100)
+    ax.set_xlabel(f"win rate vs {board.baseline} (%), 95% CI; {board.n_queries}/{board.n_selected} queries")
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def slope_chart(a: Leaderboard, b: Leaderboard) -> Figure:
+    """Each model's rank under criteria A (left) and B (right), joined by a line; rising models in green."""
+    rank_a = {r["model"]: r["rank"] for r in a.rows}
+    rank_b = {r["model"]: r["rank"] for r in b.rows}
+    models = sorted(set(rank_a) & set(rank_b), key=rank_a.get)
+    fig, ax = plt.subplots(figsize=(7, 0.25 * len(models) + 1.5))
+    for model in models:
+        ra, rb = rank_a[model], rank_b[model]
+        color = "#2a9d3a" if rb < ra else ("#c0392b" if rb > ra else "#777777")
+        ax.plot([0, 1], [ra, rb], color=color, marker="o", markersize=3, linewidth=1)
+        ax.text(-0.03, ra, model, ha="right", va="center", fontsize=7)
+        ax.text(1.03, rb, model, ha="left", va="center", fontsize=7)
+    ax.set_xlim(-0.8, 1.8)
+    ax.invert_yaxis()
+    ax.set_xticks([0, 1], ["criteria A", "criteria B"])
+    ax.set_yticks([])
+    ax.set_frame_on(False)
+    fig.tight_layout()
+    plt.close(fig)
+    return fig

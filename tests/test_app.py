@@ -1,0 +1,117 @@
+"""The Gradio app, served on 127.0.0.1: through gradio_client, and in headless Chromium (Playwright)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from test_engine import MODELS, N_QUERIES, toy_bench, toy_topics
+from usl_space.cache import ScoreCache
+from usl_space.engine import Engine
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url(tiny_qwen_crm, tmp_path_factory):
+    from crm_core.model import load_crm
+    from usl_space.app import build_app
+
+    bench = toy_bench()
+    cache = ScoreCache(tmp_path_factory.mktemp("cache") / "scores.sqlite")
+    engine = Engine(bench, load_crm(tiny_qwen_crm), cache, toy_topics(bench))
+    demo = build_app(engine)
+    demo.queue(default_concurrency_limit=2)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    yield f"http://127.0.0.1:{port}/"
+    demo.close()
+
+
+def test_customize_through_gradio_client(app_url):
+    from gradio_client import Client
+
+    client = Client(app_url, verbose=False)
+    topics = ["Creative Writing & Literature", "Humor & Entertainment"]
+    table, _plot, status, files = client.predict(
+        topics, "", "Prefer short answers.\nNo emojis.", "", "base", ["m1", "m2", "m3"], N_QUERIES,
+        api_name="/customize",
+    )  # fmt: skip
+    assert "done" in status and f"{N_QUERIES} / {N_QUERIES} queries" in status
+    models = [row[2] for row in table["data"]]
+    assert sorted(models) == sorted(["base (baseline)", "m1", "m2", "m3"])
+    rates = [row[3] for row in table["data"]]
+    assert rates == sorted(rates, reverse=True)
+    downloaded = json.loads(Path(files[1]).read_text())
+    assert downloaded["criteria"] == ["Prefer short answers.", "No emojis."]
+    # only the first topic ticked: the ranking covers its 6 queries
+    _, _, status, _ = client.predict([topics[0]], "", "", "", "base", ["m1"], N_QUERIES, api_name="/customize")
+    assert "6 / 6 queries" in status
+    with pytest.raises(Exception, match="at most 300 characters"):
+        client.predict(topics, "", "x" * 301, "", "base", ["m1"], N_QUERIES, api_name="/customize")
+
+
+def test_inspect_and_compare(app_url):
+    from gradio_client import Client
+
+    client = Client(app_url, verbose=False)
+    query, model_out, base_out, detail = client.predict(
+        "3: Question 3: how do I do task 3?", "m2", "be brief", "", api_name="/inspect"
+    )
+    assert query.startswith("Question 3") and model_out.startswith("m2 answer 3") and base_out.startswith("base")
+    assert "shown first" in detail and "shown second" in detail
+    a, b, _plot, tau, _status = client.predict("Prefer short.", "Prefer long.", N_QUERIES, api_name="/compare")
+    assert "Kendall tau" in tau and len(a["data"]) == len(b["data"]) == len(MODELS)
+
+
+def test_upload_is_validated_then_ranked(app_url, tmp_path):
+    from gradio_client import Client, handle_file
+
+    client = Client(app_url, verbose=False)
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"instruction": "Question 0: how do I do task 0?", "output": 5}]')
+    message = client.predict(handle_file(str(bad)), "mine", api_name="/upload")
+    assert "Upload refused" in message and "bad.json item:1: output: expected str, got int" in message
+    assert "/tmp" not in message
+    broken = tmp_path / "broken.json"
+    broken.write_text('[{"instruction": ')
+    message = client.predict(handle_file(str(broken)), "mine", api_name="/upload")
+    assert "malformed JSON" in message
+    good = tmp_path / "model_outputs.json"
+    good.write_text(json.dumps([{"instruction": f"Question {i}: how do I do task {i}?", "output": f"mine {i}"}
+                                for i in range(N_QUERIES)]))  # fmt: skip
+    message = client.predict(handle_file(str(good)), "mine", api_name="/upload")
+    assert "Added **upload:mine**" in message
+    table, _, _, _ = client.predict([], "", "", "", "base", ["m1"], N_QUERIES, api_name="/customize")
+    ranked = {row[2]: row for row in table["data"]}  # the upload is ranked in this session, beside m1
+    assert set(ranked) == {"base (baseline)", "m1", "upload:mine"} and ranked["upload:mine"][6] == N_QUERIES
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_browser_runs_a_custom_leaderboard(app_url, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page.goto(app_url)
+        page.get_by_text("General preference: done").wait_for(timeout=60_000)
+        page.get_by_role("tab", name="Customize").click()
+        page.locator("#criteria textarea").fill("Prefer short, concise answers.")
+        page.locator("#rank").click()
+        page.locator("#custom-status").get_by_text("done").wait_for(timeout=60_000)
+        table_text = page.locator("#custom-table").inner_text()
+        assert "m1" in table_text and "base (baseline)" in table_text
+        page.screenshot(path=str(tmp_path / "customize.png"), full_page=True)
+        browser.close()
+    assert (tmp_path / "customize.png").stat().st_size > 10_000
