@@ -203,9 +203,15 @@ class Scorer(ABC):
     def score_pairs(
         self, pairs: Sequence[Pair], batch_size: int = 16, symmetric: bool = True, progress: bool = False
     ) -> PairScores:
-        """Judge every pair; with `symmetric` (the default) in both orders, averaged."""
-        if self.spec.objective != "pairwise":
-            raise ValueError("this checkpoint is pointwise: use score_responses")
+        """Judge every pair; with `symmetric` (the default) in both orders, averaged. A pointwise checkpoint
+        scores each response alone, P(A) = sigmoid(score A - score B): order plays no part, so both "orders"
+        are that same probability."""
+        if self.spec.objective == "pointwise":
+            build = self.builder.point
+            encoded = [build(p.criteria, p.context, r, p.dislikes) for p in pairs for r in (p.response_a, p.response_b)]
+            scores = self.logits(encoded, batch_size, progress)[:, 0].astype(np.float64)
+            p_a = 1 / (1 + np.exp(-(scores[0::2] - scores[1::2])))
+            return PairScores(p_a, p_a, p_a.copy() if symmetric else np.full_like(p_a, np.nan))
         first, second = self.encode_pairs(pairs, both_orders=symmetric)
         probs = softmax(self.logits(first + second, batch_size, progress))
         ab, ba = probs[: len(first)], probs[len(first) :]
