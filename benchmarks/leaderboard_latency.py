@@ -4,7 +4,8 @@ For the default bench (all its queries, or --queries N of them) and for one topi
 leaderboard (all models, with CIs), to the full one, and for the same request again (answered from the cache).
 The engine is loaded before the clock starts, as in the running Space.
 
-  uv run python benchmarks/leaderboard_latency.py --data ../shared/data/usl/alpaca_eval --output benchmarks/results/leaderboard_latency_cpu.json
+  uv run python benchmarks/leaderboard_latency.py --data ../shared/data/usl/alpaca_eval --queries 200 \
+      --output benchmarks/results/leaderboard_latency_cpu.json
 """
 
 from __future__ import annotations
