@@ -39,7 +39,7 @@ def test_model_card_says_what_a_user_needs():
     assert "base_model: sentence-transformers/all-MiniLM-L6-v2" in card
     assert "license: cc-by-nc-4.0" in card and "Non-commercial" in card  # DSP is CC BY-NC
     assert "`hh_rlhf`: MIT" in card and "| accuracy/dsp_flip | 0.93 |" in card
-    assert "`segments` v1; max length 512" in card and "Intended use and limits" in card
+    assert "`segments` v2; max length 512" in card and "Intended use and limits" in card
     assert "license: apache-2.0" in model_card(CRMSpec("chat", 256, extra={"training_data": ["hh_rlhf"]}))
 
 
