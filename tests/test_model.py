@@ -63,7 +63,9 @@ def test_pointwise_checkpoint_scores_single_responses(tmp_path, qwen_tokenizer):
     scores = scorer.score_responses(["be brief"], "q?", ["a", "a much longer answer", "a"])
     assert scores.shape == (3,) and scores[0] == scores[2] and scores[0] != scores[1]
     pair_scores = scorer.score_pairs(PAIRS)  # P(A) = sigmoid(score A - score B); order plays no part
-    a = np.array([scorer.score_responses(p.criteria, p.context, [p.response_a, p.response_b]) for p in PAIRS])
+    a = np.array(
+        [scorer.score_responses(p.criteria, p.context, [p.response_a, p.response_b], p.dislikes) for p in PAIRS]
+    )
     assert np.allclose(pair_scores.p_a, 1 / (1 + np.exp(-(a[:, 0] - a[:, 1]))), atol=1e-3)  # batch padding: ~1e-4
     assert pair_scores.position_consistency == 1.0
 
