@@ -18,7 +18,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from usl_space.cache import ScoreCache
 from usl_space.loading import load_engine
 
 
@@ -50,7 +49,6 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         engine = load_engine(args.data, args.model, cache=Path(tmp) / "scores.sqlite")
-        engine.cache = ScoreCache(Path(tmp) / "scores.sqlite")
         all_ids = engine.sample(args.queries)
         topic_ids = engine.topics.select([args.topic]).tolist()
         results = {

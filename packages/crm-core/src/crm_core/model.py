@@ -200,6 +200,11 @@ class Scorer(ABC):
         second = [build(p.criteria, p.context, p.response_b, p.response_a, p.dislikes) for p in pairs if both_orders]
         return first, second
 
+    def encode_points(self, pairs: Sequence[Pair]) -> list[Encoded]:
+        """Pointwise inputs: each pair's response A, then its response B."""
+        build = self.builder.point
+        return [build(p.criteria, p.context, r, p.dislikes) for p in pairs for r in (p.response_a, p.response_b)]
+
     def score_pairs(
         self, pairs: Sequence[Pair], batch_size: int = 16, symmetric: bool = True, progress: bool = False
     ) -> PairScores:
@@ -207,9 +212,7 @@ class Scorer(ABC):
         scores each response alone, P(A) = sigmoid(score A - score B): order plays no part, so both "orders"
         are that same probability."""
         if self.spec.objective == "pointwise":
-            build = self.builder.point
-            encoded = [build(p.criteria, p.context, r, p.dislikes) for p in pairs for r in (p.response_a, p.response_b)]
-            scores = self.logits(encoded, batch_size, progress)[:, 0].astype(np.float64)
+            scores = self.logits(self.encode_points(pairs), batch_size, progress)[:, 0].astype(np.float64)
             p_a = 1 / (1 + np.exp(-(scores[0::2] - scores[1::2])))
             return PairScores(p_a, p_a, p_a.copy() if symmetric else np.full_like(p_a, np.nan))
         first, second = self.encode_pairs(pairs, both_orders=symmetric)

@@ -99,8 +99,7 @@ def _quantize_int8(source: Path, target: Path) -> None:
 def _parity_inputs(scorer: Scorer, pairs: list[Pair]) -> list:
     """Pairwise: every pair in both orders. Pointwise: each pair's two responses, A then B, alternating."""
     if scorer.spec.objective == "pointwise":
-        build = scorer.builder.point
-        return [build(p.criteria, p.context, r, p.dislikes) for p in pairs for r in (p.response_a, p.response_b)]
+        return scorer.encode_points(pairs)
     first, second = scorer.encode_pairs(pairs)
     return first + second
 

@@ -43,13 +43,16 @@ def lines(text: str | None) -> list[str]:
     return [line for line in (text or "").splitlines() if line.strip()]
 
 
+def pct(value: float | None) -> float | None:
+    return None if value is None else round(100 * value, 1)
+
+
 def table(board: Leaderboard | None) -> list[list[Any]]:
     """Rows for the Dataframe: rank, Rank (UB), model, win rate with its CI, per-topic win rates."""
     if board is None:
         return []
     out = []
     for row in board.rows:
-        pct = lambda v: None if v is None else round(100 * v, 1)  # noqa: E731
         cells = [row["rank"], row["rank_ub"], row["model"] + (" (baseline)" if row["baseline"] else ""),
                  pct(row["win_rate"]), f"{pct(row['ci_low'])} - {pct(row['ci_high'])}", pct(row["lc_win_rate"]),
                  row["n"], row["avg_words"]]  # fmt: skip
@@ -122,13 +125,12 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         return ids
 
     def run(eng: Engine, criteria, dislikes, ids, models, n_queries, what):
-        try:
-            criteria, dislikes = check_criteria(criteria), check_criteria(dislikes, "dislikes")
+        ids = eng.sample(int(n_queries) if n_queries else None, 0, ids)
+        try:  # the engine checks the criteria before it scores anything
+            for board in eng.stream(criteria, dislikes, ids, models):
+                yield board, status(board, what)
         except ValueError as error:
             raise gr.Error(str(error)) from None
-        ids = eng.sample(int(n_queries) if n_queries else None, 0, ids)
-        for board in eng.stream(criteria, dislikes, ids, models):
-            yield board, status(board, what)
 
     # -- handlers ------------------------------------------------------------------------------------------------
     def leaderboard_view():
@@ -178,7 +180,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         if (idx, model) not in engine.output:
             raise gr.Error(f"{model} did not answer query {idx}")
         scores = engine.score(criteria, dislikes, [idx], [model])
-        p, _ = engine._preference(scores, idx, model)
+        p, _ = engine.preference(scores, idx, model)
         value, value2, _ = scores[(idx, model)]
         if engine.pointwise:
             detail = (f"P({model} preferred) = **{p:.3f}** (pointwise CRM: scores {value:+.3f} vs "

@@ -97,16 +97,13 @@ class ScoreCache:
         wanted = {(int(idx), model): digest for idx, model, digest in keys}
         if not wanted:
             return {}
+        queries = sorted({idx for idx, _ in wanted})  # only the rows asked for, not the whole criteria set
+        sql = (
+            "SELECT idx, model, digest, value, value2, tie FROM scores WHERE checkpoint = ? AND criteria = ? "
+            f"AND bench = ? AND idx IN ({','.join('?' * len(queries))})"
+        )
         with self._lock:
-            rows = (
-                self._connection()
-                .execute(
-                    "SELECT idx, model, digest, value, value2, tie FROM scores "
-                    "WHERE checkpoint = ? AND criteria = ? AND bench = ?",
-                    (checkpoint, criteria, bench),
-                )
-                .fetchall()
-            )
+            rows = self._connection().execute(sql, (checkpoint, criteria, bench, *queries)).fetchall()
         return {(idx, model): (v, v2, t) for idx, model, d, v, v2, t in rows if wanted.get((idx, model)) == d}
 
     def put(

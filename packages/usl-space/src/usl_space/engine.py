@@ -206,7 +206,7 @@ class Engine:
                     if (idx, model) in self.output:
                         outcome[q, j] = preference[q, j] = 0.5
                     continue
-                p, p_tie = self._preference(scores, idx, model)
+                p, p_tie = self.preference(scores, idx, model)
                 if p is None:
                     continue
                 preference[q, j] = p
@@ -217,7 +217,8 @@ class Engine:
                     outcome[q, j] = 0.5 if abs(p - other) < 1e-9 else float(p > other)
         return outcome, preference
 
-    def _preference(self, scores: dict, idx: int, model: str) -> tuple[float | None, float | None]:
+    def preference(self, scores: dict, idx: int, model: str) -> tuple[float | None, float | None]:
+        """P(model's response preferred to the baseline's) for one query, and P(tie) for 3-way heads."""
         got = scores.get((idx, model))
         if got is None:
             return None, None
@@ -247,7 +248,7 @@ class Engine:
         base_words = np.array([len(self.output.get((i, self.baseline), "").split()) for i in ids], dtype=float)
         diff = words - base_words[:, None]
         diff[np.isnan(outcome)] = np.nan
-        scale = float(np.nanstd(diff)) or 1.0 if len(ids) else 1.0
+        scale = (float(np.nanstd(diff)) if np.isfinite(diff).any() else 0.0) or 1.0
         topic_of = np.array([self.topic_of.get(i, "All") for i in ids])
         topic_names = sorted(set(topic_of.tolist()))
         rows = []
@@ -272,11 +273,21 @@ class Engine:
             row["rank"] = rank
         consistency = None
         if not self.pointwise:
-            pairs = [v for key, v in scores.items() if key[0] in set(ids) and key[1] in set(models)]
+            wanted_ids, wanted_models = set(ids), set(models)
+            pairs = [v for (idx, model), v in scores.items() if idx in wanted_ids and model in wanted_models]
             if pairs:
                 consistency = _r(np.mean([(a > 0.5) == (b > 0.5) for a, b, _ in pairs]))
         return Leaderboard(rows, criteria, dislikes, self.bench.name, self.baseline, self.checkpoint, len(ids),
                            n_selected, time.perf_counter() - started, topic_names, consistency)  # fmt: skip
+
+    def _request(self, criteria, dislikes, models) -> tuple[list[str], list[str], list[str]]:
+        """Checked criteria and dislikes, and the models to rank (the baseline always among them)."""
+        criteria, dislikes = check_criteria(criteria), check_criteria(dislikes, "dislikes")
+        models = list(models) if models is not None else self.models
+        unknown = sorted(set(models) - set(self.models))
+        if unknown:
+            raise ValueError(f"unknown model(s) {unknown}; the bench has {len(self.models)} models")
+        return criteria, dislikes, models if self.baseline in models else [self.baseline, *models]
 
     def stream(
         self,
@@ -293,13 +304,7 @@ class Engine:
         """Anytime leaderboards: first from whatever the cache holds, then after every batch of queries
         (batches double from `first_batch` to `max_batch`), until every selected query is scored."""
         started = time.perf_counter()
-        criteria, dislikes = check_criteria(criteria), check_criteria(dislikes, "dislikes")
-        models = list(models) if models is not None else self.models
-        unknown = sorted(set(models) - set(self.models))
-        if unknown:
-            raise ValueError(f"unknown model(s) {unknown}; the bench has {len(self.models)} models")
-        if self.baseline not in models:
-            models = [self.baseline, *models]
+        criteria, dislikes, models = self._request(criteria, dislikes, models)
         ordered = self.order(query_ids, seed)
         name = normalise_criteria(criteria, dislikes)
         keys = self._keys(ordered, models)
@@ -332,8 +337,7 @@ class Engine:
         sharded counterpart of `stream`, for `accelerate launch`. Returns how many queries it covered."""
         from tqdm.auto import tqdm
 
-        criteria, dislikes = check_criteria(criteria), check_criteria(dislikes, "dislikes")
-        models = list(models) if models is not None else self.models
+        criteria, dislikes, models = self._request(criteria, dislikes, models)
         mine = sorted(int(i) for i in query_ids)[shard::shards]
         for start in tqdm(range(0, len(mine), 16), desc=f"shard {shard}", disable=not progress, unit="batch"):
             self.score(criteria, dislikes, mine[start : start + 16], models)
