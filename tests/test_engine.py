@@ -146,6 +146,17 @@ def test_repeated_and_overlapping_requests_cost_nothing(tiny_qwen_crm, tmp_path)
     assert restarted.scorer.inputs == 0
 
 
+def test_warming_at_start_leaves_the_general_leaderboard_cached(pointwise_crm, tmp_path):
+    from usl_space.app import warm_general_leaderboard
+
+    warm = engine_for(pointwise_crm, ScoreCache(tmp_path / "scores.sqlite"))
+    warm_general_leaderboard(warm)
+    assert warm.scorer.inputs == N_QUERIES * len(MODELS) - 1  # pointwise: each response once; m3 missed one
+    visitor = engine_for(pointwise_crm, ScoreCache(tmp_path / "scores.sqlite"))
+    board = visitor.rank([])
+    assert visitor.scorer.inputs == 0 and board.n_queries == N_QUERIES
+
+
 def test_a_changed_response_is_rescored_not_served_stale(tiny_qwen_crm, tmp_path):
     cache = ScoreCache(tmp_path / "scores.sqlite")
     engine = engine_for(tiny_qwen_crm, cache)

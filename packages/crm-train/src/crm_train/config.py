@@ -52,6 +52,10 @@ class TrainConfig:
         [], "pairs to validate on; empty: hold out validation_fraction of the training prompts"
     )
     validation_fraction: float = _f(0.1, "share of training prompts held out when no validation_files are given")
+    sources: list[str] = _f(
+        [], "train and validate only on pairs whose `source` is one of these (e.g. [dsp, style] for a stage that "
+        "must read its criteria); empty: all"
+    )
     max_train_samples: int | None = _f(None, "use at most this many training pairs (after the split)")
     max_validation_samples: int | None = _f(None, "use at most this many validation pairs")
     direction: Literal["original", "reverse", "random"] = _f(

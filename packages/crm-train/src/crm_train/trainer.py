@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import torch
 from accelerate import Accelerator
 from accelerate.utils import set_seed
@@ -90,6 +91,11 @@ def train(config: TrainConfig) -> dict[str, Any]:
         train_pairs, val_pairs = pairs, read_pairs(config.validation_files, log)
     else:
         train_pairs, val_pairs = split_by_prompt(pairs, config.validation_fraction, config.seed)
+    if config.sources:
+        train_pairs = train_pairs.filter(pl.col("source").is_in(config.sources))
+        val_pairs = val_pairs.filter(pl.col("source").is_in(config.sources))
+        if not train_pairs.height:
+            raise ValueError(f"no training pairs from sources {config.sources}")
     train_pairs = train_pairs.head(config.max_train_samples) if config.max_train_samples else train_pairs
     val_pairs = val_pairs.head(config.max_validation_samples) if config.max_validation_samples else val_pairs
     pool = sorted({c for cs in pairs["criteria"].to_list() for c in cs})

@@ -12,6 +12,7 @@ import argparse
 import csv
 import json
 import tempfile
+import threading
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -293,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 in a Space)")
     parser.add_argument("--port", type=int, default=7860, help="port to listen on")
     parser.add_argument("--max-jobs", type=int, default=4, help="scoring jobs run at once; more wait in the queue")
+    parser.add_argument("--no-warm", action="store_true", help="do not score the general leaderboard in the "
+                        "background at start (by default it is, so visitors find it in the cache)")  # fmt: skip
     args = parser.parse_args(argv)
     from usl_space.loading import load_engine
 
@@ -300,10 +303,20 @@ def main(argv: list[str] | None = None) -> int:
     if data is None:
         data = pull_default_data()
     engine = load_engine(data, args.model, args.backend, args.cache, True, args.baseline)
+    if not args.no_warm:
+        threading.Thread(target=warm_general_leaderboard, args=(engine,), daemon=True, name="warm").start()
     demo = build_app(engine)
     demo.queue(default_concurrency_limit=args.max_jobs)
     demo.launch(server_name=args.host, server_port=args.port)
     return 0
+
+
+def warm_general_leaderboard(engine: Engine) -> None:
+    """Score every query under general preference into the shared cache, so page loads find the Leaderboard
+    tab ready. The engine takes its compute lock per batch, so visitors' jobs interleave with this one."""
+    print("usl-space: scoring the general leaderboard into the cache in the background")
+    engine.fill([], [], engine.sample(None), progress=True)
+    print("usl-space: the general leaderboard is cached")
 
 
 def pull_default_data() -> str:
