@@ -53,8 +53,9 @@ class TrainConfig:
     )
     validation_fraction: float = _f(0.1, "share of training prompts held out when no validation_files are given")
     sources: list[str] = _f(
-        [], "train and validate only on pairs whose `source` is one of these (e.g. [dsp, style] for a stage that "
-        "must read its criteria); empty: all"
+        [],
+        "train and validate only on pairs whose `source` is one of these (e.g. [dsp, style] for a stage that "
+        "must read its criteria); empty: all",
     )
     max_train_samples: int | None = _f(None, "use at most this many training pairs (after the split)")
     max_validation_samples: int | None = _f(None, "use at most this many validation pairs")

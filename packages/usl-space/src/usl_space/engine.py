@@ -332,15 +332,17 @@ class Engine:
         return boards[-1]
 
     def fill(self, criteria: Sequence[str], dislikes: Sequence[str], query_ids: Sequence[int], shard: int = 0,
-             shards: int = 1, models: Sequence[str] | None = None, progress: bool = False) -> int:  # fmt: skip
+             shards: int = 1, models: Sequence[str] | None = None, progress: bool = False,
+             batch_queries: int = 16) -> int:  # fmt: skip
         """Score this shard's share of the queries (every `shards`-th of the ordered ids) into the cache; the
         sharded counterpart of `stream`, for `accelerate launch`. Returns how many queries it covered."""
         from tqdm.auto import tqdm
 
         criteria, dislikes, models = self._request(criteria, dislikes, models)
         mine = sorted(int(i) for i in query_ids)[shard::shards]
-        for start in tqdm(range(0, len(mine), 16), desc=f"shard {shard}", disable=not progress, unit="batch"):
-            self.score(criteria, dislikes, mine[start : start + 16], models)
+        for start in tqdm(range(0, len(mine), batch_queries), desc=f"shard {shard}", disable=not progress,
+                          unit="batch"):  # fmt: skip
+            self.score(criteria, dislikes, mine[start : start + batch_queries], models)
         return len(mine)
 
 
