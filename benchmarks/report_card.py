@@ -16,23 +16,9 @@ import time
 from pathlib import Path
 
 from crm_train.eval_cli import evaluate_file
+from tables import report_card_table  # benchmarks/tables.py, beside this script
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def table(results: dict[str, dict]) -> str:
-    lines = [
-        "| test set | n | accuracy | without criteria | longer wins | random | position consistency | ECE | flip |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for name, r in results.items():
-        flip = r.get("flip", {}).get("flip_accuracy")
-        lines.append(
-            f"| {name} | {r['n']} | {r['accuracy']:.3f} | {r['criteria_ablation']['accuracy']:.3f} | "
-            f"{r['baselines']['longer_wins']:.3f} | {r['baselines']['random']:.3f} | "
-            f"{r['position_consistency']:.3f} | {r['ece']:.3f} | {'' if flip is None else f'{flip:.3f}'} |"
-        )
-    return "\n".join(lines)
 
 
 def main() -> None:
@@ -62,7 +48,7 @@ def main() -> None:
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(report, indent=2) + "\n")
-    print(table(results))
+    print(report_card_table(report))
 
 
 if __name__ == "__main__":

@@ -315,7 +315,7 @@ def warm_general_leaderboard(engine: Engine) -> None:
     """Score every query under general preference into the shared cache, so page loads find the Leaderboard
     tab ready. The engine takes its compute lock per batch, so visitors' jobs interleave with this one."""
     print("usl-space: scoring the general leaderboard into the cache in the background")
-    engine.fill([], [], engine.sample(None), progress=True, batch_queries=2)  # short holds of the lock
+    engine.fill([], [], engine.query_ids, progress=True, batch_queries=2)  # short holds of the lock
     print("usl-space: the general leaderboard is cached")
 
 
