@@ -113,6 +113,20 @@ def test_crash_and_resume_end_where_an_uninterrupted_run_ends(toy, env, tmp_path
     assert all((straight[k] == again[k]).all() for k in straight)
 
 
+def test_sources_filter_a_stage_and_the_card_names_every_source_trained_on(toy, env, tmp_path):
+    """Stage 1 trains on one source of a mixed file; stage 2, continued from it, on all. The checkpoint lists the
+    sources of both stages, so the model card can state their licences."""
+    other = [{**row, "id": f"other-{row['id']}", "source": "other"} for row in map(json.loads, toy[0].open())]
+    mixed = write_jsonl(tmp_path / "mixed.jsonl", [*map(json.loads, toy[0].open()), *other])
+    stage1 = run_cli(args_for((mixed, toy[1]), tmp_path / "stage1", 2, sources="toy"), env)
+    assert "pairs: 600 train, 120 validation" in stage1.stdout + stage1.stderr
+    assert json.loads((tmp_path / "stage1/best/crm.json").read_text())["extra"]["training_data"] == ["toy"]
+    stage2 = run_cli(args_for((mixed, toy[1]), tmp_path / "stage2", 2, **{"base-model": str(tmp_path / "stage1/best")}),
+                     env)  # fmt: skip
+    assert "pairs: 1200 train" in stage2.stdout + stage2.stderr
+    assert json.loads((tmp_path / "stage2/best/crm.json").read_text())["extra"]["training_data"] == ["other", "toy"]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

