@@ -19,6 +19,7 @@ from typing import Literal
 import numpy as np
 
 from crm_core.atomic import atomic_dir
+from crm_core.hub import model_card
 from crm_core.model import CRM_FILE, CRMSpec, Pair, Scorer, TorchScorer, load_tokenizer
 
 ONNX_FILE = "model.onnx"
@@ -146,8 +147,8 @@ def export_crm(
                 if item.suffix != ".onnx" and item.is_file():
                     shutil.copy2(item, staging / item.name)
             shutil.copy2(model_dir / CRM_FILE, staging / CRM_FILE)
-            if (model_dir / "README.md").is_file():
-                shutil.copy2(model_dir / "README.md", staging / "README.md")
+            # the card is written from crm.json, so it names the data and licences of the checkpoint it ships
+            (staging / "README.md").write_text(model_card(CRMSpec.load(model_dir)), encoding="utf-8")
             if quantize == "int8":
                 _quantize_int8(exported / ONNX_FILE, staging / ONNX_FILE)
             elif quantize is None:
