@@ -8,7 +8,7 @@ from collections import defaultdict
 
 import pytest
 from crm_core.data import load_pairs
-from crm_train.build_data import build, style_label, style_properties
+from crm_train.build_data import STYLE_CRITERIA, build, length_options, style_label, style_properties
 
 
 def test_style_labels_follow_the_responses():
@@ -25,6 +25,15 @@ def test_style_labels_follow_the_responses():
     assert style_properties("```py\nx = 1\n```")["code"]
 
 
+def test_length_options_need_the_ratio_and_fifteen_words():
+    words = lambda n: "word " * n  # noqa: E731
+    assert length_options(words(20), words(30), 1.5) == [("concise", "model_a"), ("detailed", "model_b")]
+    assert length_options(words(30), words(20), 1.5) == [("concise", "model_b"), ("detailed", "model_a")]
+    assert length_options(words(20), words(29), 1.5) == []  # 1.45x: not clear enough
+    assert length_options(words(20), words(30), 2.0) == []
+    assert length_options(words(10), words(90), 1.5) == []  # a 10-word answer is too short to judge by length
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     from conftest import shared_data_dir
@@ -33,7 +42,7 @@ def built(tmp_path_factory):
     if not (shared / "preferences").is_dir():
         pytest.skip(f"real data folder {shared} is absent")
     out = tmp_path_factory.mktemp("crm") / "data"
-    manifest = build(shared, out, seed=0, caps={"dsp": 500})
+    manifest = build(shared, out, seed=0, caps={"dsp": 500}, length_ratio=1.5)
     alpaca = {
         json.loads(line)["instruction"].strip() for line in (shared / "usl/alpaca_eval/instructions.jsonl").open()
     }
@@ -93,3 +102,32 @@ def test_style_rows_are_labelled_from_the_text(built):
         assert (words[0] < words[1]) == (record["preference"] == "model_a")
         checked += 1
     assert checked > 20
+
+
+def test_length_rows_are_labelled_by_word_counts_on_human_prompts(built):
+    out, manifest, _ = built
+    concise, detailed = set(STYLE_CRITERIA["concise"]), set(STYLE_CRITERIA["detailed"])
+    origins = set()
+    for record in map(json.loads, (out / "train.jsonl").open()):
+        if record["source"] != "length":
+            continue
+        words = [len(record[side][-1]["content"].split()) for side in ("model_a", "model_b")]
+        assert max(words) >= 1.5 * min(words) and min(words) >= 15
+        winner_is_shorter = words[0 if record["preference"] == "model_a" else 1] == min(words)
+        (criterion,), (opposite,) = record["criteria"], record["loser_criteria"]
+        wanted, other = (concise, detailed) if winner_is_shorter else (detailed, concise)
+        assert criterion in wanted and opposite in other
+        origins.add(record["id"].split(":")[1])
+    assert origins == {"auto_j", "hh_rlhf", "webgpt"}
+    assert manifest["rows"]["length"]["test"] > 0 and manifest["length_ratio"] == 1.5
+
+
+def test_the_length_source_leaves_every_other_source_unchanged(built, tmp_path):
+    from conftest import shared_data_dir
+
+    out, _, _ = built
+    plain = tmp_path / "plain"
+    build(shared_data_dir(), plain, seed=0, caps={"dsp": 500})
+    for name in ("test_auto_j", "test_hh_rlhf", "test_webgpt", "test_dsp", "test_style", "pandalm_test"):
+        assert (plain / f"{name}.jsonl").read_bytes() == (out / f"{name}.jsonl").read_bytes(), name
+    assert not (plain / "test_length.jsonl").exists()

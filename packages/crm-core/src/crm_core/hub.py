@@ -26,6 +26,7 @@ SOURCE_LICENCES = {
     "biggen_rubrics": "Apache-2.0 (prometheus-eval)",
     "pandalm": "Apache-2.0 (WeOpenML/PandaLM), evaluation only",
     "style": "Apache-2.0 (MT-bench answers via ku-nlp/ja-vicuna-qa-benchmark; lmarena/arena-hard-auto)",
+    "length": "the responses of auto_j, hh_rlhf and webgpt (their licences above), labelled by word count",
 }
 
 

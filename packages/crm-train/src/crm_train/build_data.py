@@ -9,8 +9,10 @@ construction of its source, and every row records where its label and its criter
   responses appear under both domains' criteria, so the winner flips with the criterion (`loser_criteria`
   holds the other domain's criterion, for the reverse direction);
 - style: real MT-bench and Arena-Hard answers paired where a verifiable property differs clearly (length ratio
-  >= 2, lists vs none, code vs none); the label is read off the responses; each pair carries the opposite
-  criterion as `loser_criteria`.
+  >= 2 by default, lists vs none, code vs none); the label is read off the responses; each pair carries the
+  opposite criterion as `loser_criteria`;
+- length (only with --length-ratio): concise / detailed criteria on the Auto-J, HH-RLHF and WebGPT response
+  pairs whose word counts differ clearly, labelled by the counts (not the human vote).
 Every pair whose prompt is an AlpacaEval instruction is dropped (and counted): AlpacaEval is the leaderboard's
 test bed. Splits are by prompt (no prompt in two splits). PandaLM is written as an evaluation set only.
 
@@ -153,13 +155,20 @@ def style_properties(text: str) -> dict[str, float]:
     return {"words": len(text.split()), "list_lines": len(LIST_LINE.findall(text)), "code": "```" in text}
 
 
-def style_label(a: str, b: str, rng: random.Random) -> tuple[str, str] | None:
+def length_options(a: str, b: str, min_ratio: float) -> list[tuple[str, str]]:
+    """[('concise', shorter), ('detailed', longer)] when one response has at least `min_ratio` times the other's
+    words and both have 15 or more; else []. Criteria-conditioned: the winner depends on which is asked for."""
+    wa, wb = len(a.split()), len(b.split())
+    if min(wa, wb) < 15 or max(wa, wb) < min_ratio * min(wa, wb):
+        return []
+    shorter, longer = ("model_a", "model_b") if wa < wb else ("model_b", "model_a")
+    return [("concise", shorter), ("detailed", longer)]
+
+
+def style_label(a: str, b: str, rng: random.Random, min_ratio: float = 2.0) -> tuple[str, str] | None:
     """(kind the winner has, 'model_a'|'model_b') when a verifiable property differs clearly, else None."""
     pa, pb = style_properties(a), style_properties(b)
-    options = []
-    if min(pa["words"], pb["words"]) >= 15 and max(pa["words"], pb["words"]) >= 2 * min(pa["words"], pb["words"]):
-        shorter = "model_a" if pa["words"] < pb["words"] else "model_b"
-        options += [("concise", shorter), ("detailed", "model_b" if shorter == "model_a" else "model_a")]
+    options = length_options(a, b, min_ratio)
     if (pa["list_lines"] >= 3) != (pb["list_lines"] >= 3) and min(pa["list_lines"], pb["list_lines"]) == 0:
         with_list = "model_a" if pa["list_lines"] >= 3 else "model_b"
         options += [("lists", with_list), ("prose", "model_b" if with_list == "model_a" else "model_a")]
@@ -190,8 +199,9 @@ def answers_by_prompt(shared: Path) -> dict[str, dict[str, str]]:
     return out
 
 
-def style(shared: Path, rng: random.Random, pairs_per_prompt: int = 6) -> list[dict]:
-    """At most `pairs_per_prompt` labelled pairs per prompt, drawn from the prompt's model pairs in random order."""
+def style(shared: Path, rng: random.Random, pairs_per_prompt: int = 6, min_ratio: float = 2.0) -> list[dict]:
+    """At most `pairs_per_prompt` labelled pairs per prompt, drawn from the prompt's model pairs in random order;
+    length pairs need a word-count ratio of `min_ratio`."""
     out = []
     for p, (prompt, answers) in enumerate(sorted(answers_by_prompt(shared).items())):
         candidates = list(combinations(sorted(answers), 2))
@@ -200,7 +210,7 @@ def style(shared: Path, rng: random.Random, pairs_per_prompt: int = 6) -> list[d
         for m1, m2 in candidates:
             if kept == pairs_per_prompt:
                 break
-            label = style_label(answers[m1], answers[m2], rng)
+            label = style_label(answers[m1], answers[m2], rng, min_ratio)
             if label is None:
                 continue
             kind, preference = label
@@ -213,8 +223,29 @@ def style(shared: Path, rng: random.Random, pairs_per_prompt: int = 6) -> list[d
     return out
 
 
+def length(shared: Path, rng: random.Random, min_ratio: float) -> list[dict]:
+    """Length criteria on the human-labelled sources' own response pairs (Auto-J, HH-RLHF, WebGPT): thousands of
+    varied prompts where MT-bench gives 80. The label is read off the word counts, not the human vote, and the
+    opposite criterion is the pair's `loser_criteria`, so one pair teaches both directions."""
+    out = []
+    for name in ("auto_j", "hh_rlhf", "webgpt"):
+        frame, _ = load_pairs(shared / f"preferences/{name}/pairs.jsonl", on_error="collect")
+        for record in pair_records(frame):
+            options = length_options(record["model_a"][-1]["content"], record["model_b"][-1]["content"], min_ratio)
+            if not options:
+                continue
+            kind, preference = rng.choice(options)
+            out.append(row(f"length:{name}:{record['id']}", "length", record["prompt"], record["model_a"],
+                           record["model_b"], [rng.choice(STYLE_CRITERIA[kind])], preference,
+                           f"verifiable: word counts (ratio >= {min_ratio}); not the {name} human vote",
+                           f"a stated {kind} preference, template phrasing",
+                           loser_criteria=[rng.choice(STYLE_CRITERIA[OPPOSITE[kind]])]))  # fmt: skip
+    return out
+
+
 def build(shared: Path, output: Path, seed: int = 0, fractions: tuple[float, float] = (0.1, 0.1),
-          caps: dict[str, int] | None = None, style_pairs: int = 6) -> dict:  # fmt: skip
+          caps: dict[str, int] | None = None, style_pairs: int = 6, style_min_ratio: float = 2.0,
+          length_ratio: float | None = None) -> dict:  # fmt: skip
     """Write train / validation / test_<source> / pandalm_test JSON lines and manifest.json into `output`."""
     rng = random.Random(seed)
     alpaca = {t.strip() for t in read_instructions(shared / "usl/alpaca_eval/instructions.jsonl")["instruction"]}
@@ -223,11 +254,14 @@ def build(shared: Path, output: Path, seed: int = 0, fractions: tuple[float, flo
         "hh_rlhf": hh_rlhf,
         "webgpt": webgpt,
         "dsp": dsp,
-        "style": lambda shared, rng: style(shared, rng, style_pairs),
-    }  # style last: the others keep their rows
+        "style": lambda shared, rng: style(shared, rng, style_pairs, style_min_ratio),
+    }  # style (then length) last: the others keep their rows whatever these two options are
+    if length_ratio:
+        sources["length"] = lambda shared, rng: length(shared, rng, length_ratio)
     manifest: dict = {"seed": seed, "fractions": {"validation": fractions[0], "test": fractions[1]},
                       "alpaca_eval_dropped": {}, "rows": {}, "caps": caps or {},
-                      "style_pairs": style_pairs}  # fmt: skip
+                      "style_pairs": style_pairs, "style_min_ratio": style_min_ratio,
+                      "length_ratio": length_ratio}  # fmt: skip
     splits: dict[str, list[dict]] = {"train": [], "validation": []}
     for name, make in sources.items():
         rows = make(shared, rng)
@@ -280,10 +314,27 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="at most N style pairs per MT-bench / Arena-Hard prompt (MT-bench has 32 models, so up to 496 pairs)",
     )
+    parser.add_argument(
+        "--style-min-ratio",
+        type=float,
+        default=2.0,
+        metavar="R",
+        help="style length pairs: the longer answer has at least R times the words (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--length-ratio",
+        type=float,
+        metavar="R",
+        help="also add a 'length' source: concise / detailed criteria on Auto-J, HH-RLHF and WebGPT response pairs "
+        "whose word counts differ by at least R times, labelled by the counts (default: no length source)",
+    )
     args = parser.parse_args(argv)
     try:
+        if (args.length_ratio is not None and args.length_ratio <= 1) or args.style_min_ratio <= 1:
+            raise ValueError("--length-ratio and --style-min-ratio must be above 1 (a ratio of word counts)")
         caps = {k: int(v) for k, v in (c.split("=", 1) for c in args.cap)}
-        manifest = build(args.shared, args.output, args.seed, (args.validation, args.test), caps, args.style_pairs)
+        manifest = build(args.shared, args.output, args.seed, (args.validation, args.test), caps, args.style_pairs,
+                         args.style_min_ratio, args.length_ratio)  # fmt: skip
     except (FileNotFoundError, ValueError) as error:
         print(f"build_data: {error}", file=sys.stderr)
         return 1
