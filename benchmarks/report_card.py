@@ -21,6 +21,12 @@ from tables import report_card_table  # benchmarks/tables.py, beside this script
 REPO = Path(__file__).resolve().parents[1]
 
 
+def _shown(path: Path) -> str:
+    """`path` relative to the repository when it is inside it: no machine's paths in committed results."""
+    resolved = path.resolve()
+    return str(resolved.relative_to(REPO)) if resolved.is_relative_to(REPO) else str(path)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, default=REPO / "space/models/crm-minilm", help="the CRM folder")
@@ -38,9 +44,10 @@ def main() -> None:
         name = path.stem.removeprefix("test_").removesuffix("_test")
         results[name] = evaluate_file(str(args.model), str(path), args.backend, criteria_ablation=True,
                                       batch_size=32)  # fmt: skip
+        results[name].update(model=_shown(args.model), data=_shown(path))
         print(f"{name}: accuracy {results[name]['accuracy']:.3f} (n={results[name]['n']})", flush=True)
     report = {
-        "model": str(args.model.relative_to(REPO) if args.model.is_relative_to(REPO) else args.model),
+        "model": _shown(args.model),
         "backend": args.backend,
         "machine": {"processor": platform.processor() or platform.machine(), "python": platform.python_version()},
         "seconds": round(time.perf_counter() - started, 1),
