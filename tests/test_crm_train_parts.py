@@ -8,11 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO, pair, write_jsonl
+from conftest import REPO, make_tiny_qwen_crm, pair, write_jsonl
 from crm_core.data import load_pairs
+from crm_core.model import Pair, load_crm, save_crm
 from crm_train.config import TrainConfig, load_config
 from crm_train.examples import build_examples, split_by_prompt
 from crm_train.metrics import accuracy, expected_calibration_error, longer_wins_accuracy, random_accuracy
+from crm_train.modeling import build_model
 from crm_train.noise import add_noise, apply_noise, read_noise_pool, remove_noise, replace_noise
 from crm_train.train_cli import main as crm_train
 
@@ -39,6 +41,7 @@ def test_config_round_trip_and_overrides(tmp_path):
         ({"epochs": "two"}, "cannot read 'two'"),
         ({"noise_probability": "1.5"}, "between 0 and 1"),
         ({"objective": "pointwise", "ties": "true"}, "ties need the pairwise objective"),
+        ({"objective": "pairwise", "length_slope": "true"}, "length_slope needs the pointwise objective"),
     ],
 )
 def test_config_errors_are_clear(overrides, message):
@@ -181,3 +184,15 @@ def test_flip_consistency_by_hand():
     groups = ["g1", "g1", "g2", "g2", "g3", "g3"]
     assert flip_consistency(p_a, labels, groups) == {"groups": 3, "flip_accuracy": pytest.approx(2 / 3)}
     assert flip_consistency(p_a, labels, [None, "solo", None, None, None, None])["groups"] == 0
+
+
+def test_adding_a_length_slope_to_a_trained_crm_keeps_its_scores(tmp_path, qwen_tokenizer):
+    base = make_tiny_qwen_crm(tmp_path / "base", qwen_tokenizer, labels=("score",), objective="pointwise", seed=5)
+    model, tokenizer, spec = build_model(TrainConfig(base_model=str(base), objective="pointwise", max_length=256,
+                                                     length_slope=True))  # fmt: skip
+    assert spec.labels == ["score", "length_slope"] and model.config.num_labels == 2
+    assert not model.score.weight[1].any()  # the slope starts at 0
+    grown = save_crm(model, tokenizer, spec, tmp_path / "grown")
+    pairs = [Pair(["be brief"], "q?", "Short.", "A much longer answer. " * 20), Pair([], "Hi", "Hello!", "Hey")]
+    before, after = load_crm(base).score_pairs(pairs).p_a, load_crm(grown).score_pairs(pairs).p_a
+    np.testing.assert_allclose(after, before, atol=1e-6)

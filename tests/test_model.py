@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 from conftest import make_tiny_qwen_crm
-from crm_core.model import CRMSpec, Pair, load_crm
+from crm_core.model import CRMSpec, Pair, length_feature, load_crm
 
 PAIRS = [
     Pair(["prefer concise answers"], "What is 2+2?", "4", "The answer, after careful thought, is four. " * 30),
@@ -68,6 +68,22 @@ def test_pointwise_checkpoint_scores_single_responses(tmp_path, qwen_tokenizer):
     )
     assert np.allclose(pair_scores.p_a, 1 / (1 + np.exp(-(a[:, 0] - a[:, 1]))), atol=1e-3)  # batch padding: ~1e-4
     assert pair_scores.position_consistency == 1.0
+
+
+def test_a_length_slope_head_adds_its_slope_times_log2_words(tmp_path, qwen_tokenizer):
+    assert length_feature(255) == 0 and length_feature(511) == 1 and length_feature(127) == -1
+    labels = ("score", "length_slope")
+    scorer = load_crm(make_tiny_qwen_crm(tmp_path / "slope", qwen_tokenizer, labels=labels, objective="pointwise"))
+    responses = ["Two words.", "A longer answer with more words. " * 30, "Two words."]
+    logits = scorer.logits([scorer.builder.point(["be brief"], "q?", r) for r in responses])
+    assert np.abs(logits[:, 1]).min() > 0  # a random head: the slope column is live
+    words = np.array([2, 180, 2])
+    expected = logits[:, 0] + logits[:, 1] * np.log2((words + 1) / 256)
+    np.testing.assert_allclose(scorer.score_responses(["be brief"], "q?", responses), expected, rtol=1e-5)
+    pair = scorer.score_pairs([Pair(["be brief"], "q?", responses[0], responses[1])])
+    assert pair.p_a[0] == pytest.approx(1 / (1 + np.exp(-(expected[0] - expected[1]))), abs=1e-3)
+    with pytest.raises(ValueError, match="do not fit the pointwise objective"):
+        CRMSpec("chat", 256, objective="pointwise", labels=["length_slope"])
 
 
 def test_checkpoint_folder_and_crm_json(tiny_qwen_crm):

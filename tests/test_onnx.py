@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import real_pairs
+from conftest import make_tiny_qwen_crm, real_pairs
 from crm_core.model import load_crm
 from crm_core.onnx import SAMPLE_PAIRS, export_crm
 from crm_train.export_cli import main as crm_export
@@ -35,6 +35,15 @@ def test_fp32_export_matches_torch_logits(crm, request, tmp_path):
     assert diff.max() < 1e-4  # different batch compositions, same logits
     saved = json.loads((tmp_path / "onnx" / "onnx_parity.json").read_text())
     assert saved["max_abs_logit_diff"] == report.max_abs_logit_diff
+
+
+def test_a_length_slope_crm_exports_and_scores_alike(qwen_tokenizer, tmp_path):
+    folder = make_tiny_qwen_crm(tmp_path / "slope", qwen_tokenizer, labels=("score", "length_slope"),
+                                objective="pointwise")  # fmt: skip
+    assert export_crm(folder, tmp_path / "onnx").passed
+    torch_p = load_crm(folder).score_pairs(SAMPLE_PAIRS).p_a
+    np.testing.assert_allclose(load_crm(tmp_path / "onnx", backend="onnx").score_pairs(SAMPLE_PAIRS).p_a, torch_p,
+                               atol=1e-4)  # fmt: skip
 
 
 def test_exported_folder_is_self_contained(minilm_onnx):

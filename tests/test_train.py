@@ -127,6 +127,18 @@ def test_sources_filter_a_stage_and_the_card_names_every_source_trained_on(toy, 
     assert json.loads((tmp_path / "stage2/best/crm.json").read_text())["extra"]["training_data"] == ["other", "toy"]
 
 
+def test_a_pointwise_stage_grows_a_length_slope_and_trains_it(toy, env, tmp_path):
+    """Continued from a one-output pointwise CRM with length_slope: the checkpoint has both outputs, and the
+    slope, which starts at 0, has moved (the length feature reached the loss)."""
+    base = ["--objective", "pointwise", "--learning-rate", "1e-3"]
+    run_cli(args_for(toy, tmp_path / "point", 2) + base, env)
+    run_cli(args_for(toy, tmp_path / "slope", 4, **{"base-model": str(tmp_path / "point/best")}) + base
+            + ["--length-slope", "true", "--head-learning-rate", "1e-2"], env)  # fmt: skip
+    assert json.loads((tmp_path / "slope/best/crm.json").read_text())["labels"] == ["score", "length_slope"]
+    weights = load_file(str(tmp_path / "slope/best/model.safetensors"))
+    assert weights["score.weight"].shape[0] == 2 and abs(weights["score.weight"][1]).max() > 0
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

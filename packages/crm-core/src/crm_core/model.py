@@ -11,6 +11,7 @@ same batch-mates and give bit-identical logits.
 from __future__ import annotations
 
 import json
+import math
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -26,6 +27,8 @@ from crm_core.prompts import PROMPT_FORMAT_VERSION, Encoded, PromptBuilder, Prom
 CRM_FILE = "crm.json"
 PAIR_LABELS = ("model_a", "model_b")
 PAIR_LABELS_WITH_TIE = ("model_a", "model_b", "tie")
+LENGTH_SLOPE = "length_slope"
+POINT_LABELS = (["score"], ["score", LENGTH_SLOPE])
 Objective = Literal["pairwise", "pointwise"]
 
 
@@ -44,7 +47,7 @@ class CRMSpec:
     extra: dict[str, Any] = field(default_factory=dict)  # training data, metrics, ... for the model card
 
     def __post_init__(self):
-        allowed = {"pairwise": (list(PAIR_LABELS), list(PAIR_LABELS_WITH_TIE)), "pointwise": (["score"],)}
+        allowed = {"pairwise": (list(PAIR_LABELS), list(PAIR_LABELS_WITH_TIE)), "pointwise": POINT_LABELS}
         if self.objective not in allowed:
             raise ValueError(f"objective must be 'pairwise' or 'pointwise', got {self.objective!r}")
         if list(self.labels) not in allowed[self.objective]:
@@ -138,6 +141,23 @@ def pairs_from_frame(frame: Any, with_criteria: bool = True) -> list[Pair]:
     ]
 
 
+def length_feature(words: int) -> float:
+    """A response's length as a number the score can use: log2 of its word count relative to 256 words, one
+    unit per doubling."""
+    return math.log2((words + 1) / 256)
+
+
+def point_scores(logits: np.ndarray, words: Sequence[int]) -> np.ndarray:
+    """Pointwise scores from a pointwise head's logits. A one-column head is the score. A two-column head
+    (labels score, length_slope) adds its second column times the response's length_feature: the network reads
+    from criteria and response how much length should count, and the word count enters as a number, exact at
+    any gap, where a 256-token encoder sees at most the start and end of a long response."""
+    scores = logits[:, 0].astype(np.float64)
+    if logits.shape[1] == 2:
+        scores = scores + logits[:, 1].astype(np.float64) * np.array([length_feature(w) for w in words])
+    return scores
+
+
 def pad_batch(encoded: Sequence[Encoded], pad_id: int, width: int | None = None) -> dict[str, np.ndarray]:
     """Right-pad inputs to the longest one (or to `width`): input_ids, attention_mask and, for segment-style
     inputs, token_type_ids, as int64 arrays."""
@@ -212,7 +232,7 @@ class Scorer(ABC):
         scores each response alone, P(A) = sigmoid(score A - score B): order plays no part, so both "orders"
         are that same probability."""
         if self.spec.objective == "pointwise":
-            scores = self.logits(self.encode_points(pairs), batch_size, progress)[:, 0].astype(np.float64)
+            scores = self.point_scores(self.encode_points(pairs), batch_size, progress)
             p_a = 1 / (1 + np.exp(-(scores[0::2] - scores[1::2])))
             return PairScores(p_a, p_a, p_a.copy() if symmetric else np.full_like(p_a, np.nan))
         first, second = self.encode_pairs(pairs, both_orders=symmetric)
@@ -232,7 +252,11 @@ class Scorer(ABC):
         if self.spec.objective != "pointwise":
             raise ValueError("this checkpoint is pairwise: use score_pairs")
         encoded = [self.builder.point(criteria, context, r, dislikes) for r in responses]
-        return self.logits(encoded, batch_size)[:, 0]
+        return self.point_scores(encoded, batch_size)
+
+    def point_scores(self, encoded: Sequence[Encoded], batch_size: int = 16, progress: bool = False) -> np.ndarray:
+        """Pointwise checkpoints: the score of each pointwise input (crm_core.model.point_scores)."""
+        return point_scores(self.logits(encoded, batch_size, progress), [e.words[0] for e in encoded])
 
 
 class TorchScorer(Scorer):

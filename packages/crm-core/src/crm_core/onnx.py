@@ -20,7 +20,7 @@ import numpy as np
 
 from crm_core.atomic import atomic_dir
 from crm_core.hub import model_card
-from crm_core.model import CRM_FILE, CRMSpec, Pair, Scorer, TorchScorer, load_tokenizer
+from crm_core.model import CRM_FILE, CRMSpec, Pair, Scorer, TorchScorer, load_tokenizer, point_scores
 
 ONNX_FILE = "model.onnx"
 PARITY_FILE = "onnx_parity.json"
@@ -105,11 +105,12 @@ def _parity_inputs(scorer: Scorer, pairs: list[Pair]) -> list:
     return first + second
 
 
-def _decisions(logits: np.ndarray) -> np.ndarray:
-    """The choice each parity input leads to: the argmax label, or for a pointwise (one-column) model whether
-    response A outscores response B."""
-    if logits.shape[1] == 1:
-        return logits[0::2, 0] > logits[1::2, 0]
+def _decisions(logits: np.ndarray, spec: CRMSpec, encoded: list) -> np.ndarray:
+    """The choice each parity input leads to: the argmax label, or for a pointwise model whether response A
+    outscores response B."""
+    if spec.objective == "pointwise":
+        scores = point_scores(logits, [e.words[0] for e in encoded])
+        return scores[0::2] > scores[1::2]
     return logits.argmax(-1)
 
 
@@ -159,7 +160,8 @@ def export_crm(
                 raise ValueError(f"quantize must be None or 'int8', got {quantize!r}")
             onnx_logits = OnnxScorer(staging).logits(encoded, batch_size=8)
             diff = float(np.abs(onnx_logits - reference).max())
-            agreement = float((_decisions(onnx_logits) == _decisions(reference)).mean())
+            spec = torch_scorer.spec
+            agreement = float((_decisions(onnx_logits, spec, encoded) == _decisions(reference, spec, encoded)).mean())
             if quantize == "int8":
                 passed, threshold = agreement >= int8_min_agreement, f"agreement >= {int8_min_agreement:.0%}"
             else:

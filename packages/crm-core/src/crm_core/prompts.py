@@ -63,6 +63,7 @@ class Encoded:
     input_ids: list[int]
     token_type_ids: list[int] | None
     cut: dict[str, Any] = field(default_factory=dict)
+    words: list[int] = field(default_factory=list)  # each response's word count, as its label states
 
 
 def _conversation(context: str | Sequence[dict]) -> tuple[list[dict], str]:
@@ -151,7 +152,7 @@ class PromptBuilder:
         in words: a response cut to fit the budget would otherwise hide how long it really is, and criteria
         such as "prefer concise answers" are about exactly that."""
         names = [" A", " B"] if len(responses) == 2 else [""]
-        words = [len(r.split()) for r in responses]
+        words = word_counts(responses)
         if self.fmt.style == "segments":
             return [f"Response{n} ({w} words): " for n, w in zip(names, words, strict=True)], ""
         labels = [f"\n[Response{n}, {w} words]\n" for n, w in zip(names, words, strict=True)]
@@ -229,7 +230,7 @@ class PromptBuilder:
         tail = [*closing_ids, *self._suffix]
         body += tail
         types += [1] * len(tail)
-        return Encoded(body, types if segments else None, cut)
+        return Encoded(body, types if segments else None, cut, word_counts(responses))
 
     def pair(self, criteria, context, response_a: str, response_b: str, dislikes=None) -> Encoded:
         """Pairwise input with response A shown first."""
@@ -238,6 +239,11 @@ class PromptBuilder:
     def point(self, criteria, context, response: str, dislikes=None) -> Encoded:
         """Pointwise input (criteria + query + one response), for the ranking objective."""
         return self.encode(criteria, context, [response], dislikes)
+
+
+def word_counts(responses: Sequence[str]) -> list[int]:
+    """Whitespace-separated words per response: what the labels state and the length feature uses."""
+    return [len(r.split()) for r in responses]
 
 
 def _fair_budgets(lengths: list[int], total: int) -> list[int]:

@@ -39,6 +39,12 @@ class TrainConfig:
         "pairwise", "pairwise classification (the CRM) or pointwise Bradley-Terry ranking"
     )
     ties: bool = _f(False, "pairwise only: a 3-way head (A / B / tie) that learns from ties; else ties are dropped")
+    length_slope: bool = _f(
+        False,
+        "pointwise only: a second head output, a slope read from criteria and response, times the response's "
+        "log2 word count, is added to the score (length counts as much as the criteria say, at any gap); "
+        "continuing from a one-output CRM keeps its score and starts the slope at 0",
+    )
     attention_dropout: float | None = _f(
         0.0,
         "attention-probability dropout (BERT-like models); 0 makes CPU "
@@ -85,6 +91,11 @@ class TrainConfig:
     per_device_batch_size: int = _f(8, "pairs per device per forward pass")
     gradient_accumulation_steps: int = _f(1, "forward passes per optimizer step")
     learning_rate: float = _f(3e-5, "peak learning rate (MiniLM learned a criteria task at 3e-5, not at 1e-4)")
+    head_learning_rate: float | None = _f(
+        None,
+        "peak learning rate of the classification head alone (e.g. a new length-slope output that starts at "
+        "0); null: learning_rate",
+    )
     weight_decay: float = _f(0.01, "AdamW weight decay")
     warmup_ratio: float = _f(0.06, "share of steps spent warming the learning rate up, then cosine decay")
     max_grad_norm: float = _f(1.0, "gradient clipping norm")
@@ -105,6 +116,8 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if self.objective == "pointwise" and self.ties:
             raise ValueError("ties need the pairwise objective (a 3-way head)")
+        if self.objective == "pairwise" and self.length_slope:
+            raise ValueError("length_slope needs the pointwise objective")
         for name in ("validation_fraction", "noise_probability", "remove_keep", "warmup_ratio"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be between 0 and 1, got {getattr(self, name)}")

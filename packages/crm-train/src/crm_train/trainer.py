@@ -46,13 +46,26 @@ def batch_loss(model: Any, batch: dict[str, torch.Tensor], objective: str) -> tu
     """Per-example losses and correctness. Pairwise: cross-entropy over the head's labels. Pointwise:
     Bradley-Terry, -log sigmoid(score(winner) - score(loser)); winners are the first half of the batch."""
     labels = batch["labels"]
-    inputs = {k: v for k, v in batch.items() if k != "labels"}
+    inputs = {k: v for k, v in batch.items() if k not in ("labels", "length_feature")}
     logits = model(**inputs).logits.float()
     if objective == "pairwise":
         return torch.nn.functional.cross_entropy(logits, labels, reduction="none"), logits.argmax(-1) == labels
-    scores = logits.squeeze(-1)
+    scores = logits[:, 0]
+    if logits.shape[1] == 2:  # score + length slope x length feature, as crm_core.model.point_scores
+        scores = scores + logits[:, 1] * batch["length_feature"]
     margin = scores[: len(labels)] - scores[len(labels) :]
     return -torch.nn.functional.logsigmoid(margin), margin > 0
+
+
+def parameter_groups(model: Any, config: TrainConfig) -> list[dict[str, Any]]:
+    """The classification head at head_learning_rate (when set), everything else at learning_rate."""
+    if config.head_learning_rate is None:
+        return [{"params": list(model.parameters()), "lr": config.learning_rate}]
+    name = "classifier" if hasattr(model, "classifier") else "score"
+    head = {id(p) for p in getattr(model, name).parameters()}
+    body = [p for p in model.parameters() if id(p) not in head]
+    return [{"params": body, "lr": config.learning_rate},
+            {"params": list(getattr(model, name).parameters()), "lr": config.head_learning_rate}]  # fmt: skip
 
 
 def evaluate(model: Any, loader: DataLoader, accelerator: Accelerator, objective: str) -> dict[str, float]:
@@ -125,7 +138,7 @@ def train(config: TrainConfig) -> dict[str, Any]:
     total_steps = config.epochs * steps_per_epoch
     if config.max_steps:
         total_steps = min(total_steps, config.max_steps)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
+    optimizer = torch.optim.AdamW(parameter_groups(model, config), weight_decay=config.weight_decay)
     scheduler = get_cosine_schedule_with_warmup(optimizer, round(config.warmup_ratio * total_steps), total_steps)
     model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
 

@@ -183,7 +183,7 @@ class Engine:
         if self.pointwise:
             build = self.scorer.builder.point
             encoded = [build(criteria, self.query[i], self.output[(i, m)], dislikes) for i, m, _ in keys]
-            values = self.scorer.logits(encoded, self.batch_size)[:, 0]
+            values = self.scorer.point_scores(encoded, self.batch_size)
             return [(i, m, d, float(v), None, None) for (i, m, d), v in zip(keys, values, strict=True)]
         pairs = [Pair(criteria, self.query[i], self.output[(i, m)], self.output[(i, self.baseline)], dislikes)
                  for i, m, _ in keys]  # fmt: skip
