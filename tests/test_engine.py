@@ -56,6 +56,9 @@ class Counting:
     def __getattr__(self, name):
         return getattr(self.scorer, name)
 
+    def point_scores(self, encoded, batch_size=16, progress=False):
+        return type(self.scorer).point_scores(self, encoded, batch_size, progress)  # through the counting logits
+
     def logits(self, encoded, batch_size=16, progress=False):
         self.inputs += len(encoded)
         return self.scorer.logits(encoded, batch_size, progress)
