@@ -147,16 +147,15 @@ class PromptBuilder:
             lines += ["[The user dislikes]"] + [f"- {d}" for d in dislikes]
         return "\n".join(lines)
 
-    def _sections(self, responses: Sequence[str]) -> tuple[list[str], str]:
+    def _sections(self, words: list[int]) -> tuple[list[str], str]:
         """Labels placed before each response, and the closing text. Each label states the response's length
         in words: a response cut to fit the budget would otherwise hide how long it really is, and criteria
         such as "prefer concise answers" are about exactly that."""
-        names = [" A", " B"] if len(responses) == 2 else [""]
-        words = word_counts(responses)
+        names = [" A", " B"] if len(words) == 2 else [""]
         if self.fmt.style == "segments":
             return [f"Response{n} ({w} words): " for n, w in zip(names, words, strict=True)], ""
         labels = [f"\n[Response{n}, {w} words]\n" for n, w in zip(names, words, strict=True)]
-        if len(responses) == 2:
+        if len(words) == 2:
             return labels, "\n\nWhich response does the user prefer, A or B?"
         return labels, "\n\nHow well does this response serve the user?"
 
@@ -181,7 +180,8 @@ class PromptBuilder:
         head_text = (f"{instruction}\n\n" if not segments else "") + self._criteria_block(criteria, dislikes)
         head = self._tokens(head_text + ("\n\n[The user's query]\n" if not segments else " Query: "))
         query_ids = self._tokens(query)
-        labels, closing = self._sections(responses)
+        words = word_counts(responses)
+        labels, closing = self._sections(words)
         label_ids = [self._tokens(label) for label in labels]
         sep = (self.tokenizer.sep_token_id,) if segments else ()
         closing_ids = self._tokens(closing) if closing else ()
@@ -230,7 +230,7 @@ class PromptBuilder:
         tail = [*closing_ids, *self._suffix]
         body += tail
         types += [1] * len(tail)
-        return Encoded(body, types if segments else None, cut, word_counts(responses))
+        return Encoded(body, types if segments else None, cut, words)
 
     def pair(self, criteria, context, response_a: str, response_b: str, dislikes=None) -> Encoded:
         """Pairwise input with response A shown first."""

@@ -29,13 +29,19 @@ def _crm_labels(folder: str) -> list[str] | None:
     return CRMSpec.load(folder).labels if (Path(folder) / "crm.json").is_file() else None
 
 
+def classification_head(model: Any) -> tuple[str, Any]:
+    """(attribute name, module) of a sequence classifier's head: `classifier` on BERT-likes, `score` on
+    decoders."""
+    name = "classifier" if hasattr(model, "classifier") else "score"
+    return name, getattr(model, name)
+
+
 def add_length_slope(model: Any) -> None:
     """Give a one-output (score) head a second output, the length slope, starting at zero: the model scores
     exactly as before until training moves it."""
     import torch
 
-    name = "classifier" if hasattr(model, "classifier") else "score"
-    head = getattr(model, name)
+    name, head = classification_head(model)
     wider = torch.nn.Linear(head.in_features, 2, bias=head.bias is not None, dtype=head.weight.dtype)
     with torch.no_grad():
         wider.weight.zero_()

@@ -36,7 +36,7 @@ from transformers import get_cosine_schedule_with_warmup
 
 from crm_train.config import TrainConfig
 from crm_train.examples import build_examples, collate, encode_examples, read_pairs, split_by_prompt
-from crm_train.modeling import build_model
+from crm_train.modeling import build_model, classification_head
 from crm_train.noise import read_noise_pool
 
 STATE_FILE = "trainer_state.json"
@@ -61,11 +61,9 @@ def parameter_groups(model: Any, config: TrainConfig) -> list[dict[str, Any]]:
     """The classification head at head_learning_rate (when set), everything else at learning_rate."""
     if config.head_learning_rate is None:
         return [{"params": list(model.parameters()), "lr": config.learning_rate}]
-    name = "classifier" if hasattr(model, "classifier") else "score"
-    head = {id(p) for p in getattr(model, name).parameters()}
-    body = [p for p in model.parameters() if id(p) not in head]
-    return [{"params": body, "lr": config.learning_rate},
-            {"params": list(getattr(model, name).parameters()), "lr": config.head_learning_rate}]  # fmt: skip
+    head = list(classification_head(model)[1].parameters())
+    body = [p for p in model.parameters() if all(p is not h for h in head)]
+    return [{"params": body, "lr": config.learning_rate}, {"params": head, "lr": config.head_learning_rate}]
 
 
 def evaluate(model: Any, loader: DataLoader, accelerator: Accelerator, objective: str) -> dict[str, float]:
