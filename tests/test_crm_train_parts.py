@@ -144,6 +144,26 @@ def test_position_swap_and_ties(toy_frame):
     assert len(validation) == 41 and all(e.criteria == CRITERIA[:3] for e in validation[:40])
 
 
+def test_source_weights_repeat_drop_and_sample_pairs_per_source(tmp_path):
+    rows = [pair(i, source="human", loser_criteria=["the loser's wish"]) for i in range(10)]
+    rows += [pair(100 + i, source="style") for i in range(10)] + [pair(200 + i, source="dsp") for i in range(400)]
+    frame = load_pairs(write_jsonl(tmp_path / "mixed.jsonl", rows))
+    base = TrainConfig(direction="random", position_swap=False, seed=1)
+    plain, _ = build_examples(frame, base, 0, POOL)
+    same, _ = build_examples(frame, TrainConfig(**{**vars(base), "source_weights": {"dsp": 1}}), 0, POOL)
+    assert [(e.pair_id, e.criteria, e.label) for e in plain] == [(e.pair_id, e.criteria, e.label) for e in same]
+
+    weighted = TrainConfig(**{**vars(base), "source_weights": {"human": 3, "style": 0, "dsp": 0.5}})
+    examples, stats = build_examples(frame, weighted, 0, POOL)
+    count = Counter(e.source for e in examples)
+    assert count["human"] == 30 and count["style"] == 0 and 160 < count["dsp"] < 240
+    assert stats["repeated"] == 20 and stats["left_out"] == 10 + (400 - count["dsp"])
+    copies = [[(e.criteria, e.label) for e in examples if e.pair_id == f"p{i}"] for i in range(10)]
+    assert any(len({str(c) for c in pair_copies}) == 2 for pair_copies in copies)  # each copy draws its direction
+    with pytest.raises(ValueError, match="source_weights must be numbers >= 0"):
+        load_config(None, {"source_weights": "{dsp: -1}"})
+
+
 def test_split_by_prompt_never_shares_a_prompt(tmp_path):
     rows = [pair(i, prompt=f"prompt {i % 30}") for i in range(90)]
     frame = load_pairs(write_jsonl(tmp_path / "p.jsonl", rows))
@@ -196,3 +216,5 @@ def test_adding_a_length_slope_to_a_trained_crm_keeps_its_scores(tmp_path, qwen_
     pairs = [Pair(["be brief"], "q?", "Short.", "A much longer answer. " * 20), Pair([], "Hi", "Hello!", "Hey")]
     before, after = load_crm(base).score_pairs(pairs).p_a, load_crm(grown).score_pairs(pairs).p_a
     np.testing.assert_allclose(after, before, atol=1e-6)
+    with pytest.raises(ValueError, match="has a length-slope output: set length_slope: true"):
+        build_model(TrainConfig(base_model=str(grown), objective="pointwise", max_length=256))

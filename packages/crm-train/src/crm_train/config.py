@@ -63,6 +63,11 @@ class TrainConfig:
         "train and validate only on pairs whose `source` is one of these (e.g. [dsp, style] for a stage that "
         "must read its criteria); empty: all",
     )
+    source_weights: dict[str, float] = _f(
+        {},
+        "training pairs of a source are used this many times per epoch, each copy with its own direction and "
+        "noise draws (e.g. {auto_j: 2}; 1.5: every pair once and a re-drawn half of them again); unnamed: 1",
+    )
     max_train_samples: int | None = _f(None, "use at most this many training pairs (after the split)")
     max_validation_samples: int | None = _f(None, "use at most this many validation pairs")
     direction: Literal["original", "reverse", "random"] = _f(
@@ -118,6 +123,9 @@ class TrainConfig:
             raise ValueError("ties need the pairwise objective (a 3-way head)")
         if self.objective == "pairwise" and self.length_slope:
             raise ValueError("length_slope needs the pointwise objective")
+        bad = {k: v for k, v in self.source_weights.items() if not isinstance(v, (int, float)) or v < 0}
+        if bad:
+            raise ValueError(f"source_weights must be numbers >= 0, got {bad}")
         for name in ("validation_fraction", "noise_probability", "remove_keep", "warmup_ratio"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be between 0 and 1, got {getattr(self, name)}")

