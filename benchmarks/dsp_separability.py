@@ -27,6 +27,7 @@ import polars as pl
 import torch
 from crm_core.data import load_pairs
 from crm_core.model import load_crm, pairs_from_frame
+from crm_train.metrics import flip_consistency
 from tqdm import tqdm
 
 DOMAINS = ["academy", "business", "entertainment", "literature"]
@@ -107,29 +108,30 @@ def probe_flip(
             right[f"{DOMAINS[a]}>{DOMAINS[b]}"].append(bool(a_wins))
             right[f"{DOMAINS[b]}>{DOMAINS[a]}"].append(bool(b_wins))
             flips.append(a_wins and b_wins)
-    return summary(flips, right)
+    return summary(float(np.mean(flips)), len(flips), right)
 
 
-def summary(flips: list[bool], right: dict[str, list[bool]]) -> dict:
+def summary(flip: float, groups: int, right: dict[str, list[bool]]) -> dict:
     every = [r for values in right.values() for r in values]
-    return {"flip": float(np.mean(flips)), "groups": len(flips), "direction_accuracy": float(np.mean(every)),
+    return {"flip": flip, "groups": groups, "direction_accuracy": float(np.mean(every)),
             "by_direction": {k: round(float(np.mean(v)), 3) for k, v in sorted(right.items())}}  # fmt: skip
 
 
 def crm_flip(model: str | None, test_file: Path) -> dict:
-    """The CRM on the shipped DSP test pairs: per direction (winner>loser) and the flip over groups with both."""
+    """The CRM on the shipped DSP test pairs: the report card's flip (crm_train.metrics.flip_consistency over
+    each row's flip_group) and its accuracy per direction (winner>loser; the plain-answer pairs left out)."""
     frame = load_pairs(test_file)
     crm = load_crm(model or REPO / "space/models/crm-minilm", backend="onnx")
-    scored = crm.score_pairs(pairs_from_frame(frame), batch_size=32, progress=True)
+    p_a = crm.score_pairs(pairs_from_frame(frame), batch_size=32, progress=True).p_a
+    labels = (frame["preference"] == "model_b").cast(pl.Int64).to_numpy()
+    groups = [json.loads(e).get("flip_group") if e else None for e in frame["extra"].to_list()]
     right: dict[str, list[bool]] = defaultdict(list)
-    groups: dict[str, list[bool]] = defaultdict(list)
-    for pair_id, preference, p_a in zip(frame["id"], frame["preference"], scored.p_a, strict=True):
-        correct = (p_a >= 0.5) == (preference == "model_a")
+    for pair_id, correct in zip(frame["id"], (p_a > 0.5) == (labels == 0), strict=True):
         direction = pair_id.split(":")[2]
         if "normal" not in direction:
             right[direction].append(bool(correct))
-            groups[pair_id.rsplit(":", 1)[0] + ":" + "-".join(sorted(direction.split(">")))].append(bool(correct))
-    return summary([all(v) for v in groups.values() if len(v) == 2], right)
+    flip = flip_consistency(p_a, labels, groups)
+    return summary(flip["flip_accuracy"], flip["groups"], right)
 
 
 def main() -> None:

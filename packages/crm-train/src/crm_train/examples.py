@@ -81,8 +81,10 @@ def build_examples(
     examples = []
     for row in frame.iter_rows(named=True):
         copies = _copies(config.source_weights.get(row["source"] or "", 1.0), rng) if train else 1
-        if copies != 1:
-            stats["left_out" if copies == 0 else "repeated"] += max(copies - 1, 1)
+        if copies == 0:
+            stats["left_out"] += 1
+        elif copies > 1:
+            stats["repeated"] += copies - 1
         for _ in range(copies):
             examples += _row_examples(row, config, rng, pool, train, stats)
     stats["examples"] = len(examples)
@@ -94,7 +96,9 @@ def _copies(weight: float, rng: random.Random) -> int:
     fractional part's probability (expected count = weight). Whole weights draw nothing, so runs without
     source_weights see the same random stream as before the option existed."""
     whole = int(weight)
-    return whole + (rng.random() < weight - whole) if weight != whole else whole
+    if weight == whole:
+        return whole
+    return whole + (rng.random() < weight - whole)
 
 
 def _row_examples(
