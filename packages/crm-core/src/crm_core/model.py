@@ -30,6 +30,7 @@ PAIR_LABELS_WITH_TIE = ("model_a", "model_b", "tie")
 LENGTH_SLOPE = "length_slope"
 POINT_LABELS = (["score"], ["score", LENGTH_SLOPE])
 Objective = Literal["pairwise", "pointwise"]
+Kind = Literal["cross-encoder", "compositional"]
 
 
 @dataclass
@@ -45,8 +46,13 @@ class CRMSpec:
     history_fraction: float = 0.25
     base_model: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # training data, metrics, ... for the model card
+    kind: Kind = "cross-encoder"  # compositional: crm_core.compositional (always pointwise)
 
     def __post_init__(self):
+        if self.kind not in ("cross-encoder", "compositional"):
+            raise ValueError(f"kind must be 'cross-encoder' or 'compositional', got {self.kind!r}")
+        if self.kind == "compositional" and self.objective != "pointwise":
+            raise ValueError("a compositional CRM is pointwise: set objective to 'pointwise'")
         allowed = {"pairwise": (list(PAIR_LABELS), list(PAIR_LABELS_WITH_TIE)), "pointwise": POINT_LABELS}
         if self.objective not in allowed:
             raise ValueError(f"objective must be 'pairwise' or 'pointwise', got {self.objective!r}")
@@ -254,6 +260,13 @@ class Scorer(ABC):
         encoded = [self.builder.point(criteria, context, r, dislikes) for r in responses]
         return self.point_scores(encoded, batch_size)
 
+    def score_points(self, criteria: Sequence[str], dislikes: Sequence[str], items: Sequence[tuple[str, str]],
+                     references: Sequence[str | None] | None = None, batch_size: int = 16) -> np.ndarray:  # fmt: skip
+        """Pointwise checkpoints: a score per (query, response); `references` is for the compositional kind's
+        interface and unused here."""
+        build = self.builder.point
+        return self.point_scores([build(list(criteria), q, r, list(dislikes)) for q, r in items], batch_size)
+
     def point_scores(self, encoded: Sequence[Encoded], batch_size: int = 16, progress: bool = False) -> np.ndarray:
         """Pointwise checkpoints: the score of each pointwise input (crm_core.model.point_scores)."""
         return point_scores(self.logits(encoded, batch_size, progress), [e.words[0] for e in encoded])
@@ -312,10 +325,15 @@ def save_crm(
 
 
 def load_crm(name_or_path: str | os.PathLike, backend: Literal["torch", "onnx"] = "torch", **kwargs: Any) -> Scorer:
-    """A scorer for a local checkpoint folder or a Hub repo id (downloaded, or found in the local cache)."""
+    """A scorer for a local checkpoint folder or a Hub repo id (downloaded, or found in the local cache). A
+    compositional CRM (crm.json kind) gets its own scorer whatever the backend."""
     from crm_core.hub import resolve_checkpoint
 
     folder = resolve_checkpoint(name_or_path)
+    if CRMSpec.load(folder).kind == "compositional":  # one backend: NumPy heads over its own encoder
+        from crm_core.compositional import CompositionalScorer
+
+        return CompositionalScorer(folder, threads=kwargs.get("threads"))
     if backend == "torch":
         return TorchScorer(folder, **kwargs)
     if backend == "onnx":

@@ -141,14 +141,10 @@ class TrainConfig:
         Path(path).write_text(self.to_yaml(), encoding="utf-8")
 
 
-def _field_types() -> dict[str, Any]:
-    return typing.get_type_hints(TrainConfig)
-
-
-def _parse_value(name: str, text: str) -> Any:
+def _parse_value(name: str, text: str, config_cls: type = TrainConfig) -> Any:
     """Turn a command-line string into the field's type (YAML syntax: 1e-4, true, null, [a, b])."""
     value = yaml.safe_load(text)
-    kind = _field_types()[name]
+    kind = typing.get_type_hints(config_cls)[name]
     origin = typing.get_origin(kind)
     allowed = typing.get_args(kind) if origin in (typing.Union, types.UnionType) else (kind,)
     if value is None and type(None) in allowed:
@@ -173,7 +169,16 @@ def _parse_value(name: str, text: str) -> Any:
     raise ValueError(f"--{name.replace('_', '-')}: cannot read {text!r} as {kind}")
 
 
-def load_config(path: str | os.PathLike | None, overrides: dict[str, str] | None = None) -> TrainConfig:
+def config_kind(path: str | os.PathLike | None) -> str:
+    """The `kind` a YAML config names: 'cross-encoder' (TrainConfig, the default) or 'compositional'."""
+    if path is None or not Path(path).is_file():
+        return "cross-encoder"
+    loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    return loaded.get("kind", "cross-encoder") if isinstance(loaded, dict) else "cross-encoder"
+
+
+def load_config(path: str | os.PathLike | None, overrides: dict[str, str] | None = None,
+                config_cls: type = TrainConfig) -> Any:  # fmt: skip
     """A config from a YAML file (or the defaults), then command-line overrides. Unknown keys are errors."""
     data: dict[str, Any] = {}
     if path is not None:
@@ -181,7 +186,7 @@ def load_config(path: str | os.PathLike | None, overrides: dict[str, str] | None
         if not isinstance(loaded, dict):
             raise ValueError(f"{path}: expected a mapping of config fields")
         data.update(loaded)
-    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    known = {f.name for f in dataclasses.fields(config_cls)}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ValueError(f"{path}: unknown config field(s) {unknown}; see crm-train --help")
@@ -189,14 +194,14 @@ def load_config(path: str | os.PathLike | None, overrides: dict[str, str] | None
         name = key.replace("-", "_")
         if name not in known:
             raise ValueError(f"unknown option --{key}; see crm-train --help")
-        data[name] = _parse_value(name, text)
-    return TrainConfig(**data)
+        data[name] = _parse_value(name, text, config_cls)
+    return config_cls(**data)
 
 
-def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+def add_config_arguments(parser: argparse.ArgumentParser, config_cls: type = TrainConfig) -> None:
     """One --option per field, with its help text and default, for --help and overrides."""
-    group = parser.add_argument_group("config fields (override the YAML file)")
-    for f in dataclasses.fields(TrainConfig):
+    group = parser.add_argument_group(f"config fields of {config_cls.__name__} (override the YAML file)")
+    for f in dataclasses.fields(config_cls):
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
         group.add_argument(f"--{f.name.replace('_', '-')}", dest=f"override_{f.name}", metavar="VALUE",
                            help=f"{f.metadata['help']} (default: {default})")  # fmt: skip

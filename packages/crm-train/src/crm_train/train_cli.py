@@ -4,42 +4,74 @@
     uv run accelerate launch --config_file training/accelerate/multi_gpu.yaml -m crm_train.train_cli --config ...
 
 Every config field can be overridden on the command line; the resolved config is saved with the checkpoint.
+A config with `kind: compositional` fits the compositional CRM instead (crm_train.compositional.train; its
+fields are listed by `crm-train --config THAT.yaml --help`).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 
+import yaml
+
 from crm_core.data import DataValidationError
 
-from crm_train.config import TrainConfig, add_config_arguments, load_config
+from crm_train.config import TrainConfig, add_config_arguments, config_kind, load_config
 
 
-def build_parser() -> argparse.ArgumentParser:
+def config_class(kind: str) -> type:
+    if kind == "compositional":
+        from crm_train.compositional.train import CompositionalConfig
+
+        return CompositionalConfig
+    if kind != "cross-encoder":
+        raise ValueError(f"kind must be 'cross-encoder' or 'compositional', got {kind!r}")
+    return TrainConfig
+
+
+def build_parser(config_cls: type = TrainConfig) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="crm-train", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--config", metavar="FILE.yaml", help="the run's config (training/configs/*.yaml)")
     parser.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
-    add_config_arguments(parser)
+    add_config_arguments(parser, config_cls)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--config")
+    try:
+        config_cls = config_class(config_kind(pre.parse_known_args(argv)[0].config))
+    except ValueError as error:
+        print(f"crm-train: {error}", file=sys.stderr)
+        return 2
+    args = build_parser(config_cls).parse_args(argv)
     overrides = {
         key.removeprefix("override_"): value
         for key, value in vars(args).items()
         if key.startswith("override_") and value is not None
     }
     try:
-        config: TrainConfig = load_config(args.config, overrides)
+        config = load_config(args.config, overrides, config_cls)
     except (ValueError, FileNotFoundError) as error:
         print(f"crm-train: {error}", file=sys.stderr)
         return 2
     if args.print_config:
-        print(config.to_yaml(), end="")
+        print(yaml.safe_dump(dataclasses.asdict(config), sort_keys=False), end="")
+        return 0
+    if config_cls is not TrainConfig:
+        from crm_train.compositional.train import train as train_compositional
+
+        try:
+            folder = train_compositional(config)
+        except (DataValidationError, FileNotFoundError, ValueError) as error:
+            print(f"crm-train: {error}", file=sys.stderr)
+            return 1
+        print(json.dumps({"output_dir": config.output_dir, "best": str(folder)}))
         return 0
     from crm_train.trainer import train  # heavy imports only when training
 

@@ -181,9 +181,10 @@ class Engine:
 
     def _compute(self, criteria, dislikes, keys) -> list[tuple]:
         if self.pointwise:
-            build = self.scorer.builder.point
-            encoded = [build(criteria, self.query[i], self.output[(i, m)], dislikes) for i, m, _ in keys]
-            values = self.scorer.point_scores(encoded, self.batch_size)
+            items = [(self.query[i], self.output[(i, m)]) for i, m, _ in keys]
+            reference = getattr(self.scorer, "reference_model", None)
+            references = [self.output.get((i, reference)) for i, _, _ in keys] if reference else None
+            values = self.scorer.score_points(criteria, dislikes, items, references)
             return [(i, m, d, float(v), None, None) for (i, m, d), v in zip(keys, values, strict=True)]
         pairs = [Pair(criteria, self.query[i], self.output[(i, m)], self.output[(i, self.baseline)], dislikes)
                  for i, m, _ in keys]  # fmt: skip

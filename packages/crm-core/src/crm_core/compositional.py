@@ -1,0 +1,178 @@
+"""The compositional CRM: score(c, q, r) = quality(q, r) + sum_k w_k(c) z_k(q, r) + voice(c, q, r).
+
+- z: the measured properties of the whole response (crm_core.properties), divided by their spread on the
+  training answers (and centred per query where a query has several responses; centring cancels in every
+  comparison).
+- w(c): signed weights a small network reads from each criterion's sentence embedding, summed over criteria and
+  dislikes (a dislike "X" is read as "I dislike X."). Criteria are split into sentences first, so "No emojis.
+  Use headings." is two criteria.
+- voice(c, q, r) = u(c) . P e(r): the fit of the response's embedding to the criteria's voice (domain, tone,
+  audience), a low-rank bilinear form.
+- quality(q, r): a criteria-free preference read from the response and query embeddings, the properties and the
+  response's similarity to a reference answer (the bench's reference model) where there is one.
+Everything about (q, r) is computed once per response; a new criteria set costs one encoding of each criterion,
+so a leaderboard over every stored response is arithmetic. The folder: crm.json (kind "compositional"), heads
+.safetensors (the small networks, run in NumPy), encoder/ (MiniLM, float16 weights; crm_core.encoder).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from crm_core.encoder import ENCODER_DIR, TextEncoder
+from crm_core.model import CRMSpec, Pair, PairScores
+from crm_core.properties import NAMES, measure_many
+
+HEADS_FILE = "heads.safetensors"
+SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+def split_criteria(criteria: Sequence[str], dislikes: Sequence[str] = ()) -> list[str]:
+    """One string per stated preference: criteria split into sentences, dislikes as 'I dislike X.'."""
+    out = [s.strip() for c in criteria for s in SENTENCE.split(c) if s.strip()]
+    out += [f"I dislike {d.strip().rstrip('.')}." for d in dislikes if d.strip()]
+    return out
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x**3)))
+
+
+def mlp(params: dict[str, np.ndarray], prefix: str, x: np.ndarray) -> np.ndarray:
+    """Linear layers `prefix.0`, `prefix.1`, ... with GELU between them (weights (out, in), as torch stores them)."""
+    layer = 0
+    while f"{prefix}.{layer}.weight" in params:
+        if layer:
+            x = _gelu(x)
+        x = x @ params[f"{prefix}.{layer}.weight"].T + params[f"{prefix}.{layer}.bias"]
+        layer += 1
+    return x
+
+
+@dataclass
+class ResponseSide:
+    """Everything the score needs from a set of responses, criteria-free: computed once per bench."""
+
+    z: np.ndarray  # (n, K) properties / spread (not centred)
+    quality: np.ndarray  # (n,)
+    voice: np.ndarray  # (n, R) projected embeddings
+
+
+@dataclass
+class CriteriaSide:
+    """What a criteria set contributes: weights per property and the voice vector."""
+
+    weights: np.ndarray  # (K,)
+    voice: np.ndarray  # (R,)
+
+    def explain(self, top: int = 5, threshold: float = 0.25) -> list[tuple[str, float]]:
+        """The largest property weights, e.g. [("emoji", -2.1), ("headings", 0.4)]."""
+        order = np.argsort(-np.abs(self.weights))[:top]
+        return [(NAMES[k], round(float(self.weights[k]), 2)) for k in order if abs(self.weights[k]) >= threshold]
+
+
+class CompositionalHeads:
+    """The small networks of the CRM, in NumPy: quality, criteria weights and voice."""
+
+    def __init__(self, params: dict[str, np.ndarray]):
+        self.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items()}
+        self.spread = self.params["spread"]
+        self.rank = self.params["voice_proj"].shape[0]
+
+    def response_side(self, query_vec: np.ndarray, response_vec: np.ndarray, phi: np.ndarray,
+                      refsim: np.ndarray | None = None) -> ResponseSide:  # fmt: skip
+        z = (phi / self.spread).astype(np.float32)
+        x = np.concatenate([response_vec, query_vec * response_vec, z], axis=1)
+        quality = mlp(self.params, "quality", x)[:, 0]
+        if refsim is not None:
+            quality = quality + self.params["refsim_weight"][0] * refsim
+        return ResponseSide(z, quality.astype(np.float64), response_vec @ self.params["voice_proj"].T)
+
+    def criteria_side(self, criteria_vecs: np.ndarray) -> CriteriaSide:
+        k = len(self.spread)
+        if not len(criteria_vecs):
+            return CriteriaSide(np.zeros(k, np.float32), np.zeros(self.rank, np.float32))
+        out = mlp(self.params, "criteria", criteria_vecs).sum(axis=0)
+        return CriteriaSide(out[:k], out[k:])
+
+    @staticmethod
+    def scores(side: ResponseSide, crit: CriteriaSide, with_quality: bool = True) -> np.ndarray:
+        score = side.z @ crit.weights + side.voice @ crit.voice
+        return score + side.quality if with_quality else score.astype(np.float64)
+
+
+class CompositionalScorer:
+    """A compositional CRM folder, scoring with the same calls as crm_core.model.Scorer (pointwise)."""
+
+    weights_file = HEADS_FILE
+
+    def __init__(self, folder: str | Path, threads: int | None = None):
+        from safetensors.numpy import load_file
+
+        self.folder = Path(folder)
+        self.spec = CRMSpec.load(self.folder)
+        if self.spec.kind != "compositional":
+            raise ValueError(f"{folder}: crm.json kind is {self.spec.kind!r}, not 'compositional'")
+        self.heads = CompositionalHeads(load_file(self.folder / HEADS_FILE))
+        self.encoder = TextEncoder(self.folder / ENCODER_DIR, threads=threads)
+        self.reference_model = self.spec.extra.get("reference_model")
+        self._criteria_cache = lru_cache(maxsize=4096)(self._encode_one_criterion)
+
+    @property
+    def identity(self) -> str:
+        return self.encoder.identity
+
+    def _encode_one_criterion(self, text: str) -> np.ndarray:
+        return self.encoder.encode([text])[0]
+
+    def criteria_side(self, criteria: Sequence[str], dislikes: Sequence[str] = ()) -> CriteriaSide:
+        """The criteria's weights and voice; each sentence's embedding is cached by its text."""
+        texts = split_criteria(criteria, dislikes)
+        vecs = np.stack([self._criteria_cache(t) for t in texts]) if texts else np.zeros((0, 384), np.float32)
+        return self.heads.criteria_side(vecs)
+
+    def response_side(self, queries: Sequence[str], responses: Sequence[str],
+                      references: Sequence[str | None] | None = None, progress: bool = False) -> ResponseSide:  # fmt: skip
+        """Criteria-free part of many (query, response) pairs; `references` are the reference model's answers to
+        the same queries (None where there is none)."""
+        distinct_queries = list(dict.fromkeys(queries))
+        qvec = self.encoder.encode(distinct_queries)
+        where = {q: i for i, q in enumerate(distinct_queries)}
+        rvec = self.encoder.encode(list(responses), progress=progress)
+        refsim = None
+        if references is not None:
+            known = [r for r in dict.fromkeys(references) if r is not None]
+            ref_vec = dict(zip(known, self.encoder.encode(known), strict=True))
+            refsim = np.array([float(v @ ref_vec[r]) if r is not None else 0.0
+                               for v, r in zip(rvec, references, strict=True)], dtype=np.float32)  # fmt: skip
+        return self.heads.response_side(qvec[[where[q] for q in queries]], rvec, measure_many(responses), refsim)
+
+    def score_points(self, criteria: Sequence[str], dislikes: Sequence[str], items: Sequence[tuple[str, str]],
+                     references: Sequence[str | None] | None = None) -> np.ndarray:  # fmt: skip
+        """A score per (query, response)."""
+        side = self.response_side([q for q, _ in items], [r for _, r in items], references)
+        return self.heads.scores(side, self.criteria_side(criteria, dislikes))
+
+    def score_pairs(self, pairs: Sequence[Pair], batch_size: int = 64, symmetric: bool = True,
+                    progress: bool = False, with_quality: bool = True) -> PairScores:  # fmt: skip
+        """P(A preferred) = sigmoid(score A - score B); order plays no part."""
+        queries = [p.context if isinstance(p.context, str) else p.context[-1]["content"] for p in pairs]
+        side = self.response_side([q for q in queries for _ in (0, 1)],
+                                  [r for p in pairs for r in (p.response_a, p.response_b)], progress=progress)  # fmt: skip
+        scores = np.empty(len(pairs) * 2)
+        by_criteria: dict[tuple, list[int]] = {}
+        for i, p in enumerate(pairs):
+            by_criteria.setdefault((tuple(p.criteria), tuple(p.dislikes)), []).append(i)
+        for (criteria, dislikes), rows in by_criteria.items():
+            crit = self.criteria_side(criteria, dislikes)
+            idx = np.array([[2 * i, 2 * i + 1] for i in rows]).ravel()
+            part = ResponseSide(side.z[idx], side.quality[idx], side.voice[idx])
+            scores[idx] = self.heads.scores(part, crit, with_quality)
+        p_a = 1 / (1 + np.exp(-(scores[0::2] - scores[1::2])))
+        return PairScores(p_a, p_a, p_a.copy() if symmetric else np.full_like(p_a, np.nan))

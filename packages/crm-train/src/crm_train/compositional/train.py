@@ -1,0 +1,380 @@
+"""Fit the compositional CRM's heads on frozen features, read top to bottom:
+
+1. features: every training text through the frozen encoder (crm_core.encoder store) and the property code;
+2. spread: each property's spread over per-prompt-centred answers, so weights share one scale;
+3. quality: a pairwise (Bradley-Terry) fit on human votes and the allowed GPT-4-turbo annotations, soft labels;
+4. criteria and voice: weights read from each phrasing's embedding, fitted so that stated properties decide
+   property pairs, DSP domains decide through voice, and silent criteria move nothing; criteria noise
+   (added unrelated criteria, removed criteria, opposite criteria with the label flipped) re-drawn every step;
+5. the folder: crm.json (kind compositional, config, seed, data hash), heads.safetensors, encoder/, model card.
+
+    uv run crm-train --config training/configs/crm-compositional.yaml
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from crm_core.atomic import atomic_dir
+from crm_core.compositional import HEADS_FILE, split_criteria
+from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder, write_encoder
+from crm_core.model import CRMSpec
+from crm_core.properties import NAMES
+from tqdm.auto import tqdm
+
+from crm_train.compositional import phrasings as P
+from crm_train.compositional import sources as S
+from crm_train.compositional.features import Features, Groups, make_groups
+
+
+def _f(default, help: str):
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class CompositionalConfig:
+    """Every setting of a compositional CRM fit (crm-train reads it from YAML when `kind: compositional`)."""
+
+    kind: str = _f("compositional", "which trainer reads this config")
+    shared: str = _f("../shared/data", "the shared data folder (../shared/data/README.md)")
+    output_dir: str = _f("runs/crm-compositional", "where the CRM folder is written (output_dir/best)")
+    embeddings: str = _f("data/embeddings", "the embedding store (vectors by text, reused across runs)")
+    max_tokens: int = _f(128, "tokens of each text the frozen encoder reads (speed: ~36 texts/s at 128 on 2 cores)")
+    seed: int = _f(0, "seed of every draw")
+    use_annotations: bool = _f(True, "train quality on GPT-4-turbo annotations (non-default models, training half)")
+    use_human: bool = _f(True, "train quality on human votes (Auto-J, HH-RLHF, WebGPT train splits)")
+    soft_labels: bool = _f(True, "annotation labels as the judge's probability (False: thresholded at 0.5)")
+    use_refsim: bool = _f(True, "quality uses the similarity of a response to the reference model's answer")
+    quality_hidden: int = _f(256, "hidden width of the quality network")
+    quality_epochs: int = _f(12, "epochs of the quality fit (the best by validation loss is kept)")
+    quality_lr: float = _f(1e-3, "learning rate of the quality fit")
+    criteria_hidden: int = _f(512, "hidden width of the criteria network")
+    voice_rank: int = _f(16, "rank of the voice bilinear form")
+    criteria_steps: int = _f(3000, "steps of the criteria and voice fit")
+    criteria_batch: int = _f(512, "rows per step of the criteria fit")
+    criteria_lr: float = _f(2e-3, "learning rate of the criteria fit")
+    clear_gap: float = _f(1.5, "a property pair differs clearly when its scaled property differs by this much")
+    silent_gap: float = _f(0.3, "a criterion is silent on a pair whose scaled property differs by less than this")
+    silent_weight: float = _f(1.0, "weight of the penalty on criteria terms of silent rows")
+    weight_decay: float = _f(1e-2, "AdamW weight decay of both fits")
+
+
+def data_hash(shared: Path) -> str:
+    """A digest of the data files a fit reads (names, sizes and the first and last MiB)."""
+    digest = hashlib.sha256()
+    for rel in ("usl/alpaca_eval/judge_annotations_weighted_gpt4_turbo.jsonl.gz", "usl/alpaca_eval/instructions.jsonl",
+                "usl/alpaca_eval/model_outputs.jsonl.gz", "usl/alpaca_eval/default_models.txt",
+                "preferences/auto_j/pairs.jsonl", "preferences/hh_rlhf/pairs.jsonl", "preferences/webgpt/pairs.jsonl",
+                "preferences/dsp/domain_specific_preference.dev.json"):  # fmt: skip
+        path = shared / rel
+        digest.update(f"{rel}:{path.stat().st_size}".encode())
+        with open(path, "rb") as handle:
+            digest.update(handle.read(1 << 20))
+            handle.seek(max(0, path.stat().st_size - (1 << 20)))
+            digest.update(handle.read())
+    return digest.hexdigest()[:16]
+
+
+# -- quality --------------------------------------------------------------------------------------------------------
+class QualityNet(torch.nn.Module):
+    def __init__(self, dim: int, hidden: int):
+        super().__init__()
+        self.quality = torch.nn.Sequential(torch.nn.Linear(dim, hidden), torch.nn.GELU(), torch.nn.Linear(hidden, 1))
+        self.refsim_weight = torch.nn.Parameter(torch.zeros(1))
+
+    def forward(self, x: torch.Tensor, refsim: torch.Tensor) -> torch.Tensor:
+        return self.quality(x)[:, 0] + self.refsim_weight[0] * refsim
+
+
+def quality_inputs(features: Features, spread: np.ndarray, prompts: list[str], texts: list[str],
+                   references: list[str | None]) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """The quality network's input rows and each text's similarity to its reference (0 without one)."""
+    q, r = features.embed(prompts), features.embed(texts)
+    x = np.concatenate([r, q * r, features.phi(texts) / spread], axis=1).astype(np.float32)
+    refs = [t for t in references if t is not None]
+    ref_vec = dict(zip(refs, features.embed(refs), strict=True)) if refs else {}
+    sim = np.array([float(v @ ref_vec[t]) if t is not None else 0.0 for v, t in zip(r, references, strict=True)])
+    return x, sim.astype(np.float32)
+
+
+def pair_tensors(pairs: list[S.QualityPair], features, spread, config) -> dict[str, torch.Tensor]:
+    prompts = [p.prompt for p in pairs]
+    refs = [p.reference if config.use_refsim else None for p in pairs]
+    xa, sa = quality_inputs(features, spread, prompts, [p.a for p in pairs], refs)
+    xb, sb = quality_inputs(features, spread, prompts, [p.b for p in pairs], refs)
+    label = np.array([p.p_a if config.soft_labels or p.source != "gpt4_turbo" else float(p.p_a > 0.5) for p in pairs])
+    source = sorted({p.source for p in pairs})
+    weight = np.ones(len(pairs))
+    for name in source:  # every source counts the same in the loss, whatever its size
+        mask = np.array([p.source == name for p in pairs])
+        weight[mask] = len(pairs) / (len(source) * mask.sum())
+    return {"xa": torch.tensor(xa), "xb": torch.tensor(xb), "sa": torch.tensor(sa), "sb": torch.tensor(sb),
+            "y": torch.tensor(label, dtype=torch.float32), "w": torch.tensor(weight, dtype=torch.float32)}  # fmt: skip
+
+
+def fit_quality(train: dict, val: dict, config: CompositionalConfig) -> tuple[QualityNet, dict]:
+    torch.manual_seed(config.seed)
+    net = QualityNet(train["xa"].shape[1], config.quality_hidden)
+    opt = torch.optim.AdamW(net.parameters(), lr=config.quality_lr, weight_decay=config.weight_decay)
+    bce = torch.nn.functional.binary_cross_entropy_with_logits
+    best, best_state, history = float("inf"), None, []
+    n = len(train["y"])
+    for epoch in tqdm(range(config.quality_epochs), desc="quality", unit="epoch"):
+        net.train()
+        for rows in torch.randperm(n, generator=torch.Generator().manual_seed(config.seed + epoch)).split(256):
+            logit = net(train["xa"][rows], train["sa"][rows]) - net(train["xb"][rows], train["sb"][rows])
+            loss = (bce(logit, train["y"][rows], reduction="none") * train["w"][rows]).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        net.eval()
+        with torch.no_grad():
+            logit = net(val["xa"], val["sa"]) - net(val["xb"], val["sb"])
+            loss = float((bce(logit, val["y"], reduction="none") * val["w"]).mean())
+            decided = val["y"] != 0.5
+            acc = float(((logit > 0) == (val["y"] > 0.5))[decided].float().mean())
+        history.append({"epoch": epoch, "val_loss": round(loss, 4), "val_accuracy": round(acc, 4)})
+        if loss < best:
+            best, best_state = loss, {k: v.clone() for k, v in net.state_dict().items()}
+    net.load_state_dict(best_state)
+    return net, {"history": history, "best_val_loss": round(best, 4)}
+
+
+# -- criteria and voice ---------------------------------------------------------------------------------------------
+class CriteriaNet(torch.nn.Module):
+    def __init__(self, k: int, hidden: int, rank: int):
+        super().__init__()
+        self.k = k
+        self.criteria = torch.nn.Sequential(torch.nn.Linear(384, hidden), torch.nn.GELU(),
+                                            torch.nn.Linear(hidden, k + rank))  # fmt: skip
+        self.voice_proj = torch.nn.Linear(384, rank, bias=False)
+        torch.nn.init.zeros_(self.criteria[2].weight)
+        torch.nn.init.zeros_(self.criteria[2].bias)
+
+    def forward(self, crit: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        out = self.criteria(crit)
+        return out[..., : self.k], out[..., self.k :]
+
+
+@dataclass
+class CriteriaData:
+    """What the criteria fit draws from: answer groups with their features, phrasings with their embeddings."""
+
+    z: np.ndarray  # (answers, K) centred, scaled
+    vec: np.ndarray  # (answers, 384)
+    quality: np.ndarray  # (answers,)
+    clear: dict[int, list[tuple[int, int]]]  # property -> pairs (i, j) where i has clearly more of it
+    dsp: list[tuple[int, int, int]]  # (domain index, winner row, loser row)
+    bank: list[P.Phrasing]
+    bank_vec: np.ndarray
+    silent_vec: np.ndarray
+    dsp_vec: list[np.ndarray]  # per domain: phrasing embeddings
+
+
+DSP_DOMAINS = ("academy", "business", "entertainment", "literature")
+
+
+def clear_pairs(groups: Groups, z: np.ndarray, gap: float, per_property: int, rng: np.random.Generator) -> dict:
+    """Per property, up to `per_property` within-prompt pairs (more, less) whose scaled values differ by `gap`."""
+    out: dict[int, list[tuple[int, int]]] = {k: [] for k in range(z.shape[1])}
+    for rows in groups.members():
+        if len(rows) < 2:
+            continue
+        a, b = np.triu_indices(len(rows), 1)
+        ra, rb = rows[a], rows[b]
+        diff = z[ra] - z[rb]
+        for k in range(z.shape[1]):
+            hit = np.abs(diff[:, k]) >= gap
+            for i, j, d in zip(ra[hit], rb[hit], diff[hit, k], strict=True):
+                out[k].append((int(i), int(j)) if d > 0 else (int(j), int(i)))
+    for k in out:
+        if len(out[k]) > per_property:
+            keep = rng.choice(len(out[k]), per_property, replace=False)
+            out[k] = [out[k][i] for i in sorted(keep)]
+    return out
+
+
+def dsp_pairs(groups: Groups) -> list[tuple[int, int, int]]:
+    out = []
+    for rows in groups.members():
+        by_domain = {groups.names[r].removeprefix("dsp:"): r for r in rows if groups.names[r].startswith("dsp:")}
+        for d, domain in enumerate(DSP_DOMAINS):
+            if domain not in by_domain:
+                continue
+            out += [(d, by_domain[domain], r) for name, r in by_domain.items() if name != domain]
+    return out
+
+
+def fit_criteria(data: CriteriaData, config: CompositionalConfig) -> CriteriaNet:
+    """Draw a fresh batch every step: property rows (one stated property; sometimes extra criteria that are
+    silent on the pair, sometimes the opposite criteria with the label flipped), silent rows (criteria about
+    properties the pair does not differ in, or general criteria: the criteria terms must stay near 0) and DSP
+    rows (the domain's answer beats the others under its criterion)."""
+    torch.manual_seed(config.seed)
+    rng = np.random.default_rng(config.seed)
+    k = data.z.shape[1]
+    net = CriteriaNet(k, config.criteria_hidden, config.voice_rank)
+    opt = torch.optim.AdamW(net.parameters(), lr=config.criteria_lr, weight_decay=config.weight_decay)
+    z, vec, q = torch.tensor(data.z), torch.tensor(data.vec), torch.tensor(data.quality, dtype=torch.float32)
+    bank_vec, silent_vec = torch.tensor(data.bank_vec), torch.tensor(data.silent_vec)
+    by_prop: dict[int, list[int]] = {}
+    for i, p in enumerate(data.bank):
+        by_prop.setdefault(NAMES.index(p.prop), []).append(i)
+    props = [p for p in by_prop if len(data.clear[p]) > 0]
+    sign = torch.tensor([p.sign for p in data.bank], dtype=torch.float32)
+    bce = torch.nn.functional.binary_cross_entropy_with_logits
+    for _ in tqdm(range(config.criteria_steps), desc="criteria", unit="step"):
+        b = config.criteria_batch
+        # property rows: a phrasing of property p, a clear pair for p, label from the phrasing's direction
+        pick = rng.choice(props, b)
+        phr = np.array([rng.choice(by_prop[p]) for p in pick])
+        pair = np.array([data.clear[p][rng.integers(len(data.clear[p]))] for p in pick])
+        w, u = net(bank_vec[phr])
+        has_extra = torch.tensor(rng.random(b) < 0.3, dtype=torch.float32)[:, None]  # noise: an unrelated criterion
+        w_x, u_x = net(silent_vec[rng.integers(len(silent_vec), size=b)])
+        w, u = w + has_extra * w_x, u + has_extra * u_x
+        ia, ib = torch.tensor(pair[:, 0]), torch.tensor(pair[:, 1])
+        crit_term = (w * (z[ia] - z[ib])).sum(1) + (u * (net.voice_proj(vec[ia]) - net.voice_proj(vec[ib]))).sum(1)
+        loss_prop = bce(q[ia] - q[ib] + crit_term, (sign[phr] > 0).float())
+        # silent rows: general criteria, or a phrasing of p on a pair that barely differs in p
+        s_pair = np.array([data.clear[p][rng.integers(len(data.clear[p]))] for p in rng.choice(props, b)])
+        general = rng.random(b) < 0.5
+        s_phr = rng.integers(len(data.bank), size=b)
+        crit = torch.where(torch.tensor(general)[:, None], silent_vec[rng.integers(len(silent_vec), size=b)],
+                           bank_vec[s_phr])  # fmt: skip
+        sa, sb = torch.tensor(s_pair[:, 0]), torch.tensor(s_pair[:, 1])
+        prop_of = torch.tensor([NAMES.index(data.bank[i].prop) for i in s_phr])
+        differs = (z[sa, prop_of] - z[sb, prop_of]).abs() >= config.silent_gap
+        keep = torch.tensor(general) | ~differs
+        w_s, u_s = net(crit)
+        s_term = (w_s * (z[sa] - z[sb])).sum(1) + (u_s * (net.voice_proj(vec[sa]) - net.voice_proj(vec[sb]))).sum(1)
+        loss_silent = (s_term[keep] ** 2).mean() if keep.any() else torch.zeros(())
+        # DSP rows
+        rows = [data.dsp[i] for i in rng.integers(len(data.dsp), size=b // 2)]
+        d_crit = torch.tensor(np.stack([data.dsp_vec[d][rng.integers(len(data.dsp_vec[d]))] for d, _, _ in rows]))
+        da, db = torch.tensor([r[1] for r in rows]), torch.tensor([r[2] for r in rows])
+        w_d, u_d = net(d_crit)
+        d_term = (w_d * (z[da] - z[db])).sum(1) + (u_d * (net.voice_proj(vec[da]) - net.voice_proj(vec[db]))).sum(1)
+        loss_dsp = bce(q[da] - q[db] + d_term, torch.ones(len(rows)))
+        loss = loss_prop + config.silent_weight * loss_silent + loss_dsp
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return net
+
+
+# -- the whole fit --------------------------------------------------------------------------------------------------
+def dsp_criteria(which: str) -> dict[str, list[str]]:
+    from crm_train.build_data import DSP_CRITERIA
+
+    if which == "train":
+        return DSP_CRITERIA
+    return {"academy": ["Write it the way a scholar would, for a journal."],
+            "business": ["Frame it for a manager who cares about results and money."],
+            "entertainment": ["Keep me amused: playful, showbiz energy."],
+            "literature": ["Make it read like a poet's or novelist's work."]}  # fmt: skip
+
+
+def train(config: CompositionalConfig, progress: bool = True) -> Path:
+    started = time.time()
+    shared, out = Path(config.shared), Path(config.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    encoder_dir = out / "encoder-source"
+    if not (encoder_dir / "encoder.json").is_file():
+        write_encoder(encoder_dir, config.max_tokens)
+    encoder = TextEncoder(encoder_dir)
+    features = Features(EmbeddingStore(config.embeddings, encoder))
+    random.seed(config.seed)
+    # 1-2: answer groups and the property spread
+    groups = S.answer_groups(shared)
+    split_of = [S.split(p) for p, _ in groups]
+    train_groups = make_groups([g for g, s in zip(groups, split_of, strict=True) if s == "train"], features, progress)
+    centred = train_groups.centred(np.ones(len(NAMES), np.float32))
+    spread = np.maximum(centred.std(axis=0), 0.05).astype(np.float32)
+    # 3: quality
+    pairs, val_pairs = [], []
+    if config.use_annotations:
+        annotations = S.annotation_pairs(shared)
+        held = [int(hashlib.sha256(p.prompt.encode()).hexdigest(), 16) % 10 == 0 for p in annotations]
+        pairs += [p for p, h in zip(annotations, held, strict=True) if not h]
+        val_pairs += [p for p, h in zip(annotations, held, strict=True) if h]
+    if config.use_human:
+        pairs += S.human_pairs(shared, "train")
+        val_pairs += S.human_pairs(shared, "validation")
+    quality_net, quality_log = fit_quality(pair_tensors(pairs, features, spread, config),
+                                           pair_tensors(val_pairs, features, spread, config), config)  # fmt: skip
+    # 4: criteria and voice, on the training groups' answers
+    x, _ = quality_inputs(features, spread, [train_groups.prompts[g] for g in train_groups.group],
+                          train_groups.texts, [None] * len(train_groups.texts))  # fmt: skip
+    with torch.no_grad():
+        quality = quality_net(torch.tensor(x), torch.zeros(len(x))).numpy()
+    z = train_groups.centred(spread)
+    rng = np.random.default_rng(config.seed)
+    bank = P.training_bank(config.seed)
+    silent = P.silent_criteria()
+    dsp_train = dsp_criteria("train")
+    data = CriteriaData(z, train_groups.vec, quality, clear_pairs(train_groups, z, config.clear_gap, 4000, rng),
+                        dsp_pairs(train_groups), bank, features.embed([p.text for p in bank]),
+                        features.embed(silent), [features.embed(dsp_train[d]) for d in DSP_DOMAINS])  # fmt: skip
+    criteria_net = fit_criteria(data, config)
+    # 5: the folder
+    params = {"spread": torch.tensor(spread), "refsim_weight": quality_net.refsim_weight.detach().reshape(1)}
+    params.update(linear_params(quality_net.quality, "quality"))
+    params.update(linear_params(criteria_net.criteria, "criteria"))
+    params["voice_proj"] = criteria_net.voice_proj.weight.detach()
+    manifest = {"config": asdict(config), "data_hash": data_hash(shared), "seconds": round(time.time() - started),
+                "quality": quality_log, "properties": list(NAMES), "training_pairs": {
+                    name: sum(p.source == name for p in pairs) for name in sorted({p.source for p in pairs})},
+                "property_pairs": {NAMES[k]: len(v) for k, v in data.clear.items()}, "dsp_pairs": len(data.dsp),
+                "phrasings": len(bank)}  # fmt: skip
+    return save_compositional(out / "best", params, encoder_dir, manifest)
+
+
+def linear_params(sequential: torch.nn.Sequential, prefix: str) -> dict[str, torch.Tensor]:
+    """The Linear layers of `sequential` as prefix.0.weight, prefix.0.bias, prefix.1.weight, ... (what
+    crm_core.compositional.mlp runs, with GELU between them)."""
+    linears = [m for m in sequential if isinstance(m, torch.nn.Linear)]
+    return {f"{prefix}.{i}.{name}": getattr(m, name).detach() for i, m in enumerate(linears) for name in ("weight", "bias")}
+
+
+def save_compositional(folder: Path, params: dict, encoder_dir: Path, manifest: dict) -> Path:
+    from safetensors.numpy import save_file
+
+    with atomic_dir(folder) as tmp:
+        save_file({k: np.ascontiguousarray(v.detach().numpy() if hasattr(v, "detach") else v, dtype=np.float32)
+                   for k, v in params.items()}, str(tmp / HEADS_FILE))  # fmt: skip
+        shutil.copytree(encoder_dir, tmp / ENCODER_DIR)
+        meta = json.loads((encoder_dir / "encoder.json").read_text(encoding="utf-8"))
+        spec = CRMSpec(style="segments", max_length=int(meta["max_tokens"]), objective="pointwise", labels=["score"],
+                       base_model=meta["base_model"], kind="compositional",
+                       extra={"reference_model": S.REFERENCE_MODEL, "training_data": ["auto_j", "hh_rlhf", "webgpt",
+                              "dsp", "style", "gpt4_turbo_annotations"], **manifest})  # fmt: skip
+        spec.save(tmp)
+        (tmp / "README.md").write_text(model_card(spec), encoding="utf-8")
+    return folder
+
+
+def model_card(spec: CRMSpec) -> str:
+    config = spec.extra.get("config", {})
+    return "\n".join([
+        "# Compositional CRM (USL)", "",
+        "score(c, q, r) = quality(q, r) + sum_k w_k(c) z_k(q, r) + voice(c, q, r); see crm_core/compositional.py.",
+        f"- encoder: {spec.base_model}, first {spec.max_length} tokens, frozen",
+        f"- properties: {', '.join(NAMES)}",
+        f"- made by: crm-train with seed {config.get('seed')} on data hash {spec.extra.get('data_hash')}",
+        "- training data: human votes (Auto-J, HH-RLHF MIT, WebGPT), GPT-4-turbo AlpacaEval annotations (non-default "
+        "models, training half of the instructions only), DSP (CC BY-NC 4.0: non-commercial), MT-bench and "
+        "Arena-Hard answers (Apache-2.0) for property pairs. No AlpacaEval instruction outside that allowance.",
+        "- limits: properties are measured by rules (crm_core/properties.py); voice and quality read the first "
+        f"{spec.max_length} tokens only.", ""])  # fmt: skip
+
+
+__all__ = ["CompositionalConfig", "split_criteria", "train"]
