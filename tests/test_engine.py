@@ -56,6 +56,9 @@ class Counting:
     def __getattr__(self, name):
         return getattr(self.scorer, name)
 
+    def score_points(self, criteria, dislikes, items, references=None, batch_size=16):
+        return type(self.scorer).score_points(self, criteria, dislikes, items, references, batch_size)
+
     def point_scores(self, encoded, batch_size=16, progress=False):
         return type(self.scorer).point_scores(self, encoded, batch_size, progress)  # through the counting logits
 

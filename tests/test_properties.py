@@ -66,8 +66,10 @@ def test_links_questions_and_question_back():
 
 
 def test_apology_disclaimer_refusal_caveats():
-    text = ("I'm sorry, but as an AI language model I cannot provide medical advice. Please note that you should "
-            "consult a doctor.")
+    text = (
+        "I'm sorry, but as an AI language model I cannot provide medical advice. Please note that you should "
+        "consult a doctor."
+    )
     p = props(text)
     assert count(p["apology"]) >= 1 and count(p["ai_disclaimer"]) >= 1 and count(p["refusal"]) == 1
     assert count(p["caveats"]) == 2
@@ -75,8 +77,10 @@ def test_apology_disclaimer_refusal_caveats():
 
 
 def test_persons_numbers_quotes_exclamations_opener_summary():
-    text = 'Sure! I think you will love it!! You said "this is great". It costs 12.5 dollars, 30% off.\n> quoted\n' \
-           "In summary, buy it."
+    text = (
+        'Sure! I think you will love it!! You said "this is great". It costs 12.5 dollars, 30% off.\n> quoted\n'
+        "In summary, buy it."
+    )
     p = props(text)
     assert p["greeting"] == 1.0 and p["summary"] == 1.0
     assert count(p["exclamations"]) == 3 and count(p["numbers"]) == 2 and count(p["quotes"]) == 2
@@ -85,8 +89,10 @@ def test_persons_numbers_quotes_exclamations_opener_summary():
 
 def test_reading_grade_orders_simple_and_complex_prose():
     simple = "The cat sat. The dog ran. We had fun. It was hot."
-    hard = ("Institutional considerations notwithstanding, the epistemological ramifications of computational "
-            "methodologies necessitate comprehensive interdisciplinary evaluation.")
+    hard = (
+        "Institutional considerations notwithstanding, the epistemological ramifications of computational "
+        "methodologies necessitate comprehensive interdisciplinary evaluation."
+    )
     assert props(simple)["reading_grade"] < props(hard)["reading_grade"]
     assert 0 <= props(hard)["reading_grade"] <= 20
 

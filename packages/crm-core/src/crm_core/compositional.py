@@ -137,8 +137,13 @@ class CompositionalScorer:
         vecs = np.stack([self._criteria_cache(t) for t in texts]) if texts else np.zeros((0, 384), np.float32)
         return self.heads.criteria_side(vecs)
 
-    def response_side(self, queries: Sequence[str], responses: Sequence[str],
-                      references: Sequence[str | None] | None = None, progress: bool = False) -> ResponseSide:  # fmt: skip
+    def response_side(
+        self,
+        queries: Sequence[str],
+        responses: Sequence[str],
+        references: Sequence[str | None] | None = None,
+        progress: bool = False,
+    ) -> ResponseSide:
         """Criteria-free part of many (query, response) pairs; `references` are the reference model's answers to
         the same queries (None where there is none)."""
         distinct_queries = list(dict.fromkeys(queries))
@@ -163,8 +168,8 @@ class CompositionalScorer:
                     progress: bool = False, with_quality: bool = True) -> PairScores:  # fmt: skip
         """P(A preferred) = sigmoid(score A - score B); order plays no part."""
         queries = [p.context if isinstance(p.context, str) else p.context[-1]["content"] for p in pairs]
-        side = self.response_side([q for q in queries for _ in (0, 1)],
-                                  [r for p in pairs for r in (p.response_a, p.response_b)], progress=progress)  # fmt: skip
+        texts = [r for p in pairs for r in (p.response_a, p.response_b)]
+        side = self.response_side([q for q in queries for _ in (0, 1)], texts, progress=progress)
         scores = np.empty(len(pairs) * 2)
         by_criteria: dict[tuple, list[int]] = {}
         for i, p in enumerate(pairs):

@@ -77,9 +77,12 @@ def _phrases(*patterns: str) -> re.Pattern:
 
 APOLOGY = _phrases(r"i(?:'m| am) (?:so |very |truly )?sorry", r"i apologi[sz]e", r"my apologies", r"apologies for",
                    r"sorry,? (?:but|i)")  # fmt: skip
-AI_DISCLAIMER = _phrases(r"as an ai\b", r"as a (?:large )?language model", r"i(?:'m| am) (?:just )?an? (?:ai|artificial"
-                         r" intelligence|language model|virtual assistant)", r"i do(?:n't| not) have personal "
-                         r"(?:opinions|experiences|feelings|beliefs|preferences)", r"as an artificial intelligence")  # fmt: skip
+AI_DISCLAIMER = _phrases(
+    r"as an ai\b", r"as a (?:large )?language model",
+    r"i(?:'m| am) (?:just )?an? (?:ai|artificial intelligence|language model|virtual assistant)",
+    r"i do(?:n't| not) have personal (?:opinions|experiences|feelings|beliefs|preferences)",
+    r"as an artificial intelligence",
+)  # fmt: skip
 REFUSAL = _phrases(r"i(?: can(?:'|no)t| cannot| won't| will not| am unable to|'m unable to|'m not able to| am not "
                    r"able to) (?:help|assist|provide|fulfill|comply|create|write|generate|support|do that|answer)",
                    r"i must (?:decline|refuse)", r"i(?:'m| am) not comfortable")  # fmt: skip

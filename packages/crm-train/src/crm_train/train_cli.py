@@ -16,7 +16,6 @@ import json
 import sys
 
 import yaml
-
 from crm_core.data import DataValidationError
 
 from crm_train.config import TrainConfig, add_config_arguments, config_kind, load_config

@@ -1,4 +1,8 @@
-"""The scoring engine: a criteria set in, a leaderboard out, refined batch by batch (anytime).
+"""The scoring engine: a criteria set in, a leaderboard out, refined batch by batch (anytime), or at once.
+
+A compositional CRM (crm.json kind) takes the instant path: the bench's response side is computed once
+(usl_space.instant) and a criteria set scores every response in one matrix product; one leaderboard comes out.
+Cross-encoder CRMs take the anytime path below.
 
 Each selected (query, model) response is judged against the baseline's response to the same query, by a
 pairwise CRM in both orders (averaged) or by a pointwise CRM (each response scored once, the baseline's too).
@@ -15,13 +19,16 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from crm_core.data import Bench
 from crm_core.model import Pair, Scorer, softmax
+from crm_core.paths import cache_dir
 
 from usl_space.cache import ScoreCache, checkpoint_id, normalise_criteria, text_digest
+from usl_space.instant import ResponseTable
 from usl_space.stats import intervals, length_controlled_win_rate
 from usl_space.topics import TopicIndex
 
@@ -97,6 +104,31 @@ class Engine:
         source_ids = topics.idx if topics is not None else self.query_ids
         self.topic_of = dict(zip(source_ids.tolist(), topic_names.tolist(), strict=True))
         self._compute_lock = threading.Lock()  # one CRM run at a time; cached reads never wait for it
+        self.instant = getattr(scorer.spec, "kind", "cross-encoder") == "compositional"
+        self._table: ResponseTable | None = None
+
+    # -- the instant path (compositional CRMs) ----------------------------------------------------------------
+    def response_table(self, progress: bool = False) -> ResponseTable:
+        """The bench's response side for the compositional CRM: loaded, or built once and saved."""
+        with self._compute_lock:
+            if self._table is None:
+                home = Path(self.cache.path).parent if self.cache.path != ":memory:" else cache_dir()
+                folder = home / "response-sides"
+                base = {k: v for k, v in self.output.items() if k[1] in self.bench.models}
+                self._table = ResponseTable.open(folder, self.scorer, self.query, base, self.checkpoint,
+                                                 self.bench.content_hash(), progress)  # fmt: skip
+                extra = {k: v for k, v in self.output.items() if k[1] not in self.bench.models}
+                if extra:
+                    self._table = self._table.extended(self.scorer, self.query, extra, self.output)
+            return self._table
+
+    def instant_scores(self, criteria: list[str], dislikes: list[str], models: Sequence[str]) -> dict:
+        """Every response's score under these criteria, as the cache would hold them."""
+        table = self.response_table()
+        values = table.scores(self.scorer, criteria, dislikes)
+        wanted = set(models) | {self.baseline}
+        return {(int(i), m): (float(v), None, None)
+                for i, m, v in zip(table.idx, table.models, values, strict=True) if m in wanted}  # fmt: skip
 
     def with_baseline(self, baseline: str) -> Engine:
         """The same bench, CRM and cache, judged against another of its models."""
@@ -114,8 +146,12 @@ class Engine:
         if unknown:
             raise ValueError(f"responses to unknown queries {unknown[:5]}")
         other = copy.copy(self)
-        other.output = {**self.output, **{(int(idx), name): text for idx, text in outputs.items()}}
+        added = {(int(idx), name): text for idx, text in outputs.items()}
+        other.output = {**self.output, **added}
         other.models = [*self.models, name]
+        if self.instant:  # the upload's responses are encoded once, now; then it ranks like the others
+            other._compute_lock = threading.Lock()
+            other._table = self.response_table().extended(self.scorer, self.query, added, self.output)
         return other
 
     # -- which queries, in which order ------------------------------------------------------------------------
@@ -307,6 +343,10 @@ class Engine:
         started = time.perf_counter()
         criteria, dislikes, models = self._request(criteria, dislikes, models)
         ordered = self.order(query_ids, seed)
+        if self.instant:
+            scores = self.instant_scores(criteria, dislikes, models)
+            yield self.leaderboard(scores, ordered, models, criteria, dislikes, len(ordered), started, bootstrap, seed)
+            return
         name = normalise_criteria(criteria, dislikes)
         keys = self._keys(ordered, models)
         scores = self.cache.get(self.checkpoint, name, self.cache_bench, keys)
@@ -341,6 +381,9 @@ class Engine:
 
         criteria, dislikes, models = self._request(criteria, dislikes, models)
         mine = sorted(int(i) for i in query_ids)[shard::shards]
+        if self.instant:  # nothing to fill: every score is computed when asked; build the response side once
+            self.response_table(progress=progress)
+            return len(mine)
         for start in tqdm(range(0, len(mine), batch_queries), desc=f"shard {shard}", disable=not progress,
                           unit="batch"):  # fmt: skip
             self.score(criteria, dislikes, mine[start : start + batch_queries], models)

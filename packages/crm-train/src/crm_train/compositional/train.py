@@ -342,7 +342,9 @@ def linear_params(sequential: torch.nn.Sequential, prefix: str) -> dict[str, tor
     """The Linear layers of `sequential` as prefix.0.weight, prefix.0.bias, prefix.1.weight, ... (what
     crm_core.compositional.mlp runs, with GELU between them)."""
     linears = [m for m in sequential if isinstance(m, torch.nn.Linear)]
-    return {f"{prefix}.{i}.{name}": getattr(m, name).detach() for i, m in enumerate(linears) for name in ("weight", "bias")}
+    return {
+        f"{prefix}.{i}.{name}": getattr(m, name).detach() for i, m in enumerate(linears) for name in ("weight", "bias")
+    }
 
 
 def save_compositional(folder: Path, params: dict, encoder_dir: Path, manifest: dict) -> Path:

@@ -1,0 +1,254 @@
+"""The compositional CRM's report card, on held-out data and validation phrasings only.
+
+- property pairs: held-out prompts (validation + test splits), pairs that differ clearly in one property, judged
+  under a validation phrasing asking for more and one asking for less: both must go the way the property says;
+- combined: the same pairs with one or two more validation criteria about properties the pair does not differ in;
+- silent: criteria about other properties, or general criteria: the decision must equal the no-criteria one;
+- DSP: held-out groups, the flip (each domain's answer wins under its own criterion, both ways);
+- human sets (test splits, PandaLM): accuracy of the criteria-free decision, longer-wins, standard errors;
+- general leaderboard on AlpacaEval's evaluation half: Kendall tau with the published length-controlled win rates,
+  per-verdict agreement with GPT-4-turbo for the default models it judged; length alone beside it.
+
+    uv run python -m crm_train.compositional.evaluate --model runs/crm-compositional/best --shared ../shared/data
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+from crm_core.compositional import CompositionalHeads, CriteriaSide, ResponseSide, split_criteria
+from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder
+from crm_core.properties import NAMES
+
+from crm_train.compositional import phrasings as P
+from crm_train.compositional import sources as S
+from crm_train.compositional.features import Features, Groups, make_groups
+from crm_train.compositional.train import DSP_DOMAINS, dsp_criteria
+
+LC_LEADERBOARD = "usl/alpaca_eval/leaderboards/data_AlpacaEval_2__weighted_alpaca_eval_gpt4_turbo_leaderboard.csv"
+
+
+def kendall_tau(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall tau-b."""
+    n, conc, disc, tx, ty = len(x), 0, 0, 0, 0
+    for i in range(n):
+        dx, dy = np.sign(x[i + 1 :] - x[i]), np.sign(y[i + 1 :] - y[i])
+        conc += int(((dx * dy) > 0).sum())
+        disc += int(((dx * dy) < 0).sum())
+        tx += int(((dx == 0) & (dy != 0)).sum())
+        ty += int(((dy == 0) & (dx != 0)).sum())
+    denom = math.sqrt((conc + disc + tx) * (conc + disc + ty))
+    return (conc - disc) / denom if denom else float("nan")
+
+
+class Judge:
+    """A fitted CRM's heads over stored features: the same arithmetic as CompositionalScorer."""
+
+    def __init__(self, folder: Path, embeddings: str):
+        from safetensors.numpy import load_file
+
+        self.heads = CompositionalHeads(load_file(folder / "heads.safetensors"))
+        self.features = Features(EmbeddingStore(embeddings, TextEncoder(folder / ENCODER_DIR)))
+
+    def side(self, prompts: list[str], texts: list[str], refs: list[str | None] | None = None) -> ResponseSide:
+        refsim = None
+        if refs is not None:
+            known = [r for r in dict.fromkeys(refs) if r is not None]
+            ref_vec = dict(zip(known, self.features.embed(known), strict=True))
+            vec = self.features.embed(texts)
+            refsim = np.array([float(v @ ref_vec[r]) if r is not None else 0.0 for v, r in zip(vec, refs, strict=True)])
+        return self.heads.response_side(self.features.embed(prompts), self.features.embed(texts),
+                                        self.features.phi(texts), refsim)  # fmt: skip
+
+    def criteria(self, criteria: list[str], dislikes: list[str] = ()) -> CriteriaSide:
+        texts = split_criteria(criteria, dislikes)
+        vecs = self.features.embed(texts) if texts else np.zeros((0, 384), np.float32)
+        return self.heads.criteria_side(vecs)
+
+
+def _rate(hits: list[bool]) -> dict:
+    n = len(hits)
+    p = float(np.mean(hits)) if n else float("nan")
+    return {"n": n, "accuracy": round(p, 4), "se": round(math.sqrt(p * (1 - p) / n), 4) if n else None}
+
+
+def property_report(judge: Judge, groups: Groups, gap: float, silent_gap: float, seed: int = 0,
+                    per_property: int = 300) -> dict:  # fmt: skip
+    rng = np.random.default_rng(seed)
+    side = judge.side([groups.prompts[g] for g in groups.group], groups.texts)
+    z = groups.centred(judge.heads.spread)
+    base = side.quality
+    bank = P.validation_bank()
+    by_prop: dict[str, dict[int, list[str]]] = {}
+    for p in bank:
+        by_prop.setdefault(p.prop, {}).setdefault(p.sign, []).append(p.text)
+    crit_cache: dict[tuple, CriteriaSide] = {}
+
+    def crit(texts: tuple[str, ...]) -> CriteriaSide:
+        if texts not in crit_cache:
+            crit_cache[texts] = judge.criteria(list(texts))
+        return crit_cache[texts]
+
+    def decide(c: CriteriaSide, i: int, j: int) -> bool:
+        s = base[[i, j]] + z[[i, j]] @ c.weights + side.voice[[i, j]] @ c.voice
+        return bool(s[0] > s[1])
+
+    pairs_by = {}
+    for rows in groups.members():
+        a, b = np.triu_indices(len(rows), 1)
+        for i, j in zip(rows[a], rows[b], strict=True):
+            pairs_by.setdefault("all", []).append((int(i), int(j)))
+    allpairs = np.array(pairs_by["all"])
+    per_prop, combined, silent = {}, [], []
+    general = P.silent_criteria()
+    for prop in by_prop:
+        k = NAMES.index(prop)
+        diff = z[allpairs[:, 0], k] - z[allpairs[:, 1], k]
+        clear = allpairs[np.abs(diff) >= gap]
+        if len(clear) > per_property:
+            clear = clear[rng.choice(len(clear), per_property, replace=False)]
+        results = {+1: [], -1: []}
+        for i, j in clear:
+            more, less = (i, j) if z[i, k] > z[j, k] else (j, i)
+            for sign in (+1, -1):
+                text = by_prop[prop][sign][rng.integers(len(by_prop[prop][sign]))]
+                winner = more if sign > 0 else less
+                results[sign].append(decide(crit((text,)), winner, more + less - winner))
+            # combined: add 1-2 criteria about properties this pair does not differ in
+            quiet = [p for p in by_prop if p != prop and abs(z[i, NAMES.index(p)] - z[j, NAMES.index(p)]) < silent_gap]
+            if quiet:
+                sign = int(rng.choice([1, -1]))
+                others = [by_prop[q][s][rng.integers(len(by_prop[q][s]))]
+                          for q in rng.choice(quiet, min(len(quiet), int(rng.integers(1, 3))), replace=False)
+                          for s in [int(rng.choice([1, -1]))]]  # fmt: skip
+                texts = [by_prop[prop][sign][rng.integers(len(by_prop[prop][sign]))], *others]
+                rng.shuffle(texts)
+                winner = more if sign > 0 else less
+                combined.append(decide(crit(tuple(texts)), winner, more + less - winner))
+            # silent: a criterion about a property the pair does not differ in, or a general one
+            if quiet and rng.random() < 0.5:
+                q = str(rng.choice(quiet))
+                text = by_prop[q][int(rng.choice([1, -1]))][0]
+            else:
+                text = general[rng.integers(len(general))]
+            silent.append(decide(crit((text,)), i, j) == decide(crit(()), i, j))
+        per_prop[prop] = {"pairs": len(clear), "more": _rate(results[+1])["accuracy"],
+                          "less": _rate(results[-1])["accuracy"]}  # fmt: skip
+        per_prop[prop]["both"] = min(per_prop[prop]["more"], per_prop[prop]["less"])
+    return {"properties": per_prop, "combined": _rate(combined), "silent_agreement": _rate(silent),
+            "worst_property": min(per_prop.items(), key=lambda kv: kv[1]["both"])[0]}  # fmt: skip
+
+
+def dsp_report(judge: Judge, groups: Groups) -> dict:
+    """The flip on held-out DSP groups under validation phrasings of each domain."""
+    side = judge.side([groups.prompts[g] for g in groups.group], groups.texts)
+    z = groups.centred(judge.heads.spread)
+    crit = {d: judge.criteria(dsp_criteria("validation")[d]) for d in DSP_DOMAINS}
+    flips, direction = [], []
+    for rows in groups.members():
+        dom = {groups.names[r].removeprefix("dsp:"): r for r in rows if groups.names[r].startswith("dsp:")}
+        score = {d: {x: side.quality[r] + z[r] @ crit[d].weights + side.voice[r] @ crit[d].voice
+                     for x, r in dom.items()} for d in DSP_DOMAINS if d in dom}  # fmt: skip
+        for a_i, a in enumerate(DSP_DOMAINS):
+            for b in DSP_DOMAINS[a_i + 1 :]:
+                if a in score and b in score:
+                    right_a, right_b = score[a][a] > score[a][b], score[b][b] > score[b][a]
+                    flips.append(right_a and right_b)
+                    direction += [right_a, right_b]
+    return {"groups": len(groups.prompts), "flip": _rate(flips), "direction_accuracy": _rate(direction)}
+
+
+def human_report(judge: Judge, shared: Path) -> dict:
+    out = {}
+    for name in (*S.HUMAN_SOURCES, "pandalm"):
+        pairs = S.human_pairs(shared, "pandalm" if name == "pandalm" else "test", (name,))
+        pairs = [p for p in pairs if p.p_a != 0.5]
+        qa = judge.side([p.prompt for p in pairs], [p.a for p in pairs]).quality
+        qb = judge.side([p.prompt for p in pairs], [p.b for p in pairs]).quality
+        truth = np.array([p.p_a > 0.5 for p in pairs])
+        longer = np.array([len(p.a.split()) > len(p.b.split()) for p in pairs])
+        out[name] = {"crm": _rate(list((qa > qb) == truth)), "longer_wins": _rate(list(longer == truth))}
+        out[name]["margin"] = round(out[name]["crm"]["accuracy"] - out[name]["longer_wins"]["accuracy"], 4)
+    return out
+
+
+def leaderboard_report(judge: Judge, shared: Path, half: str = "evaluation") -> dict:
+    """General leaderboard of the default models on one half of AlpacaEval, against AlpacaEval 2.0's published
+    length-controlled win rates and GPT-4-turbo's verdicts."""
+    from crm_core.data.importers import read_models_file
+
+    models = read_models_file(shared / "usl/alpaca_eval/default_models.txt")
+    instructions = S.alpaca_instructions(shared)
+    ids = [i for i, t in instructions.items() if S.alpaca_train_half(t) == (half == "training")]
+    outputs = S.read_outputs(shared, set(models))
+    base = S.REFERENCE_MODEL
+    keys = [(i, m) for i in ids for m in models if outputs.get((i, m)) and outputs.get((i, base))]
+    side = judge.side([instructions[i] for i, _ in keys], [outputs[k] for k in keys],
+                      [outputs[(i, base)] for i, _ in keys])  # fmt: skip
+    score = dict(zip(keys, side.quality, strict=True))
+    words = {k: len(outputs[k].split()) for k in keys}
+    win, length_win = {}, {}
+    for m in models:
+        if m == base:
+            continue
+        mine = [i for i in ids if (i, m) in score and (i, base) in score]
+        win[m] = float(np.mean([score[(i, m)] > score[(i, base)] for i in mine]))
+        length_win[m] = float(np.mean([words[(i, m)] > words[(i, base)] for i in mine]))
+    with open(shared / LC_LEADERBOARD, encoding="utf-8") as handle:
+        lc = {row[""]: float(row["length_controlled_winrate"]) for row in csv.DictReader(handle)}
+    ranked = [m for m in win if m in lc]
+    truth = np.array([lc[m] for m in ranked])
+    verdicts, judged = [], set()
+    with gzip.open(shared / S.ANNOTATIONS, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            key = (int(row["idx"]), row["model"])
+            if row["model"] in win and key in score and row["preference"] is not None and row["preference"] != 1.5:
+                verdicts.append((score[key] > score[(key[0], base)]) == (row["preference"] > 1.5))
+                judged.add(row["model"])
+    rng = np.random.default_rng(0)
+    random_taus = [kendall_tau(rng.permutation(truth), truth) for _ in range(200)]
+    return {"half": half, "queries": len(ids), "models": len(ranked),
+            "tau_vs_lc": round(kendall_tau(np.array([win[m] for m in ranked]), truth), 4),
+            "tau_length_alone": round(kendall_tau(np.array([length_win[m] for m in ranked]), truth), 4),
+            "tau_random_mean": round(float(np.mean(random_taus)), 4),
+            "gpt4_turbo_agreement": _rate(verdicts),
+            "gpt4_turbo_models": sorted(judged),
+            "win_rates": {m: round(win[m], 4) for m in sorted(win, key=win.get, reverse=True)}}  # fmt: skip
+
+
+def report(model: Path, shared: Path, embeddings: str, gap: float = 1.5, silent_gap: float = 0.3) -> dict:
+    judge = Judge(model, embeddings)
+    groups = S.answer_groups(shared)
+    held = [g for g in groups if S.split(g[0]) != "train"]
+    held_groups = make_groups(held, judge.features)
+    dsp_held = [(q, {f"dsp:{d}": t for d, t in a.items()}) for q, a in S.dsp_groups(shared) if S.split(q) != "train"]
+    return {"model": str(model), "properties": property_report(judge, held_groups, gap, silent_gap),
+            "dsp": dsp_report(judge, make_groups(dsp_held, judge.features)), "human": human_report(judge, shared),
+            "leaderboard": leaderboard_report(judge, shared)}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", required=True, type=Path, help="a compositional CRM folder")
+    parser.add_argument("--shared", default="../shared/data", type=Path, help="the shared data folder")
+    parser.add_argument("--embeddings", default="data/embeddings", help="the embedding store (built on demand)")
+    parser.add_argument("--output", type=Path, help="also write the report JSON here")
+    args = parser.parse_args(argv)
+    result = report(args.model, args.shared, args.embeddings)
+    text = json.dumps(result, indent=2)
+    if args.output:
+        args.output.write_text(text + "\n", encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""Instant leaderboards for a compositional CRM: the bench's response side, computed once, saved beside the cache.
+
+Everything a compositional score needs from a response (scaled properties, quality, projected embedding) does
+not depend on the criteria. `ResponseTable.open` loads it from `<cache dir>/response-sides/`, keyed by the CRM's
+checkpoint id and the bench's content hash (a file made for another CRM or another bench is refused with a
+message, never used), or builds it with a progress bar and writes it atomically. A criteria set is then one
+encoding per criterion and a matrix product over every stored response.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from crm_core.atomic import atomic_file
+from crm_core.compositional import CompositionalScorer, ResponseSide
+
+FORMAT = 1
+
+
+class StaleTableError(ValueError):
+    """A saved response side that belongs to another CRM, bench or format."""
+
+
+@dataclass
+class ResponseTable:
+    """Row r is the response of `models[r]` to query `idx[r]`."""
+
+    idx: np.ndarray
+    models: list[str]
+    side: ResponseSide
+    checkpoint: str
+    bench_hash: str
+    seconds: float = 0.0  # how long building it took (0 when loaded)
+
+    def row_of(self) -> dict[tuple[int, str], int]:
+        return {(int(i), m): r for r, (i, m) in enumerate(zip(self.idx, self.models, strict=True))}
+
+    def scores(self, scorer: CompositionalScorer, criteria: Sequence[str], dislikes: Sequence[str]) -> np.ndarray:
+        """Every stored response's score under these criteria."""
+        return scorer.heads.scores(self.side, scorer.criteria_side(criteria, dislikes))
+
+    # -- building, saving, loading ------------------------------------------------------------------------------
+    @classmethod
+    def build(cls, scorer: CompositionalScorer, query: dict[int, str], output: dict[tuple[int, str], str],
+              checkpoint: str, bench_hash: str, progress: bool = False) -> ResponseTable:  # fmt: skip
+        started = time.perf_counter()
+        keys = sorted(output)
+        reference = scorer.reference_model
+        refs = [output.get((i, reference)) for i, _ in keys] if reference else None
+        side = scorer.response_side([query[i] for i, _ in keys], [output[k] for k in keys], refs, progress)
+        return cls(np.array([i for i, _ in keys], dtype=np.int64), [m for _, m in keys], side, checkpoint,
+                   bench_hash, time.perf_counter() - started)  # fmt: skip
+
+    def extended(self, scorer: CompositionalScorer, query: dict[int, str], outputs: dict[tuple[int, str], str],
+                 reference_outputs: dict[tuple[int, str], str]) -> ResponseTable:  # fmt: skip
+        """This table plus more responses (an uploaded model), encoded now."""
+        keys = sorted(outputs)
+        reference = scorer.reference_model
+        refs = [reference_outputs.get((i, reference)) for i, _ in keys] if reference else None
+        more = scorer.response_side([query[i] for i, _ in keys], [outputs[k] for k in keys], refs)
+        side = ResponseSide(np.concatenate([self.side.z, more.z]), np.concatenate([self.side.quality, more.quality]),
+                            np.concatenate([self.side.voice, more.voice]))  # fmt: skip
+        return ResponseTable(np.concatenate([self.idx, [i for i, _ in keys]]).astype(np.int64),
+                             [*self.models, *(m for _, m in keys)], side, self.checkpoint, self.bench_hash)  # fmt: skip
+
+    def save(self, path: str | os.PathLike) -> None:
+        meta = {"format": FORMAT, "checkpoint": self.checkpoint, "bench_hash": self.bench_hash,
+                "models": self.models, "build_seconds": round(self.seconds, 1)}  # fmt: skip
+        with atomic_file(path, "wb") as handle:
+            np.savez(handle, meta=np.array(json.dumps(meta)), idx=self.idx, z=self.side.z,
+                     quality=self.side.quality, voice=self.side.voice)  # fmt: skip
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, checkpoint: str, bench_hash: str) -> ResponseTable:
+        with np.load(path, allow_pickle=False) as data:
+            meta = json.loads(str(data["meta"]))
+            if meta.get("format") != FORMAT:
+                raise StaleTableError(f"{path}: response-side format {meta.get('format')}, this code reads {FORMAT}")
+            for what, want in (("checkpoint", checkpoint), ("bench_hash", bench_hash)):
+                if meta.get(what) != want:
+                    raise StaleTableError(f"{path}: made for {what} {meta.get(what)!r}, not {want!r}; rebuild it")
+            side = ResponseSide(data["z"], data["quality"], data["voice"])
+            return cls(data["idx"], list(meta["models"]), side, checkpoint, bench_hash)
+
+    @classmethod
+    def open(cls, folder: str | os.PathLike, scorer: CompositionalScorer, query: dict[int, str],
+             output: dict[tuple[int, str], str], checkpoint: str, bench_hash: str,
+             progress: bool = False) -> ResponseTable:  # fmt: skip
+        """Load the saved table for this CRM and bench, or build and save it. A stale file is replaced."""
+        path = Path(folder) / f"{checkpoint[:16]}-{bench_hash[:16]}.npz"
+        if path.is_file():
+            try:
+                return cls.load(path, checkpoint, bench_hash)
+            except StaleTableError:
+                pass  # another CRM or format at the same name prefix: rebuild below
+        table = cls.build(scorer, query, output, checkpoint, bench_hash, progress)
+        table.save(path)
+        return table

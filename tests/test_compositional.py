@@ -1,0 +1,165 @@
+"""The compositional CRM: scorer arithmetic, criteria splitting, the instant engine path against the per-pair path,
+saved response sides (stale ones refused), uploads, and the data rules of its training sources."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import write_jsonl
+from crm_core.compositional import CompositionalScorer, split_criteria
+from crm_core.encoder import write_encoder
+from crm_core.model import CRMSpec, Pair, load_crm
+from crm_core.properties import NAMES
+from test_engine import toy_bench, toy_topics
+from usl_space.cache import ScoreCache
+from usl_space.engine import Engine
+from usl_space.instant import ResponseTable, StaleTableError
+
+
+@pytest.fixture(scope="module")
+def compositional_crm(tmp_path_factory) -> Path:
+    """Real MiniLM encoder, heads with random weights (seeded): exercises every term of the score."""
+    from crm_train.compositional.train import save_compositional
+
+    root = tmp_path_factory.mktemp("compositional")
+    encoder = write_encoder(root / "encoder-source", max_tokens=64)
+    g = torch.Generator().manual_seed(0)
+    k, r = len(NAMES), 4
+
+    def rand(*shape, scale=0.3):
+        return torch.randn(*shape, generator=g) * scale
+
+    params = {"spread": torch.ones(k), "refsim_weight": torch.tensor([1.5]), "voice_proj": rand(r, 384),
+              "quality.0.weight": rand(16, 384 * 2 + k), "quality.0.bias": rand(16),
+              "quality.1.weight": rand(1, 16), "quality.1.bias": rand(1),
+              "criteria.0.weight": rand(32, 384), "criteria.0.bias": rand(32),
+              "criteria.1.weight": rand(k + r, 32, scale=1.0), "criteria.1.bias": rand(k + r)}  # fmt: skip
+    return save_compositional(root / "crm", params, encoder, {"config": {"seed": 0}, "data_hash": "test"})
+
+
+def test_split_criteria_reads_sentences_and_dislikes():
+    assert split_criteria(["No emojis. Use headings!", "  ", "Be brief"], ["emoji", "  long answers. "]) == [
+        "No emojis.", "Use headings!", "Be brief", "I dislike emoji.", "I dislike long answers."]  # fmt: skip
+
+
+def test_spec_kind_is_checked(tmp_path):
+    with pytest.raises(ValueError, match="kind"):
+        CRMSpec("segments", 64, objective="pointwise", labels=["score"], kind="bag-of-words")
+    with pytest.raises(ValueError, match="pointwise"):
+        CRMSpec("segments", 64, kind="compositional")
+
+
+def test_scorer_is_the_documented_sum_and_symmetric(compositional_crm):
+    crm = load_crm(compositional_crm)
+    assert isinstance(crm, CompositionalScorer) and crm.spec.kind == "compositional"
+    a, b = "Sure! Here you go 😀\n\n- one\n- two", "The answer is two. It follows from the definition."
+    p = crm.score_pairs([Pair(["No emojis."], "Count to two", a, b), Pair(["No emojis."], "Count to two", b, a)])
+    assert p.p_a[0] == pytest.approx(1 - p.p_a[1], abs=1e-9)
+    side = crm.response_side(["Count to two"] * 2, [a, b])
+    crit = crm.criteria_side(["No emojis."])
+    manual = side.quality + side.z @ crit.weights + side.voice @ crit.voice
+    assert p.p_a[0] == pytest.approx(1 / (1 + np.exp(-(manual[0] - manual[1]))), abs=1e-6)  # float32 heads
+    # criteria change the decision through weights and voice, and dislikes are criteria too
+    assert not np.allclose(crm.criteria_side([]).weights, crit.weights)
+    assert np.allclose(crm.criteria_side([], ["emojis"]).weights, crm.criteria_side(["I dislike emojis."]).weights)
+    assert all(name in NAMES for name, _ in crit.explain(top=3, threshold=0.0))
+
+
+def toy_engine(crm: Path, cache: ScoreCache) -> Engine:
+    bench = toy_bench()
+    return Engine(bench, load_crm(crm), cache, toy_topics(bench))
+
+
+def test_instant_leaderboard_equals_the_per_pair_path(compositional_crm, tmp_path):
+    instant = toy_engine(compositional_crm, ScoreCache(tmp_path / "a.sqlite"))
+    per_pair = toy_engine(compositional_crm, ScoreCache(tmp_path / "b.sqlite"))
+    per_pair.instant = False  # the anytime path: score_points per (query, model), cached in SQLite
+    for criteria, dislikes in ((["Prefer short answers."], []), ([], ["detail"]), ([], [])):
+        fast = instant.rank(criteria, dislikes)
+        slow = per_pair.rank(criteria, dislikes)
+        assert fast.done and [r["model"] for r in fast.rows] == [r["model"] for r in slow.rows]
+        for x, y in zip(fast.rows, slow.rows, strict=True):
+            assert x["win_rate"] == pytest.approx(y["win_rate"], abs=1e-6)
+            assert x["mean_preference"] == pytest.approx(y["mean_preference"], abs=1e-6)
+            assert (x["ci_low"], x["rank_ub"], x["n"]) == (y["ci_low"], y["rank_ub"], y["n"])
+
+
+def test_response_side_is_saved_once_and_foreign_files_are_refused(compositional_crm, tmp_path):
+    engine = toy_engine(compositional_crm, ScoreCache(tmp_path / "c.sqlite"))
+    table = engine.response_table()
+    saved = list((tmp_path / "response-sides").glob("*.npz"))
+    assert len(saved) == 1 and table.seconds > 0
+    again = toy_engine(compositional_crm, ScoreCache(tmp_path / "c.sqlite")).response_table()
+    assert again.seconds == 0 and np.array_equal(again.side.quality, table.side.quality)
+    with pytest.raises(StaleTableError, match="checkpoint"):
+        ResponseTable.load(saved[0], "another-crm", table.bench_hash)
+    with pytest.raises(StaleTableError, match="bench_hash"):
+        ResponseTable.load(saved[0], table.checkpoint, "another-bench")
+
+
+def test_an_upload_is_encoded_once_and_ranked_with_the_others(compositional_crm, tmp_path):
+    engine = toy_engine(compositional_crm, ScoreCache(tmp_path / "d.sqlite"))
+    outputs = {i: "Sure!! 🎉🎉 " * 5 + f"upload answer {i}" for i in range(12)}
+    upload = engine.with_model("upload", outputs)
+    board = upload.rank(["Use emojis, I love them."])
+    assert "upload" in [r["model"] for r in board.rows] and len(board.rows) == 5
+    assert "upload" not in engine.models and len(engine.response_table().models) < len(upload.response_table().models)
+
+
+# -- data rules ---------------------------------------------------------------------------------------------------
+def fake_shared(root: Path) -> Path:
+    """An AlpacaEval folder with default and other models, instructions in both halves."""
+    from crm_train.compositional.sources import alpaca_train_half
+
+    ae = root / "usl/alpaca_eval"
+    ae.mkdir(parents=True)
+    texts = [f"Instruction number {i}?" for i in range(16)]
+    assert {alpaca_train_half(t) for t in texts} == {True, False}
+    write_jsonl(ae / "instructions.jsonl", [{"idx": i, "dataset": "x", "instruction": t} for i, t in enumerate(texts)])
+    (ae / "default_models.txt").write_text("gpt4_1106_preview\ndefault-model\n", encoding="utf-8")
+    models = ["gpt4_1106_preview", "default-model", "other-model"]
+    with gzip.open(ae / "model_outputs.jsonl.gz", "wt", encoding="utf-8") as handle:
+        for i in range(16):
+            for m in models:
+                handle.write(json.dumps({"model": m, "idx": i, "generator": m, "output": f"{m} says {i}"}) + "\n")
+    with gzip.open(ae / "judge_annotations_weighted_gpt4_turbo.jsonl.gz", "wt", encoding="utf-8") as handle:
+        for i in range(16):
+            for m in models[1:]:
+                handle.write(json.dumps({"model": m, "idx": i, "generator_1": "gpt4_1106_preview", "generator_2": m,
+                                         "preference": 1.25}) + "\n")  # fmt: skip
+    return root
+
+
+def test_no_training_row_from_a_default_model_or_the_evaluation_half(tmp_path):
+    from crm_train.compositional.sources import annotation_pairs
+
+    shared = fake_shared(tmp_path)
+    pairs = annotation_pairs(shared)
+    texts = [f"Instruction number {i}?" for i in range(16)]
+    train_half = [t for t in texts if int(hashlib.sha256(t.encode()).hexdigest(), 16) % 2 == 0]
+    assert pairs and {p.meta["model"] for p in pairs} == {"other-model"}
+    assert sorted(p.prompt for p in pairs) == sorted(train_half)
+    assert all(p.a.startswith("other-model") and p.reference == p.b for p in pairs)
+    assert all(p.p_a == pytest.approx(0.25) for p in pairs)
+
+
+@pytest.mark.shared_data
+def test_real_training_sources_hold_no_alpaca_eval_instruction_outside_the_allowance(shared_data):
+    from crm_core.data.importers import read_models_file
+    from crm_train.compositional.sources import (alpaca_instructions, alpaca_train_half, annotation_pairs,
+                                                  answer_groups, human_pairs)  # fmt: skip
+
+    defaults = set(read_models_file(shared_data / "usl/alpaca_eval/default_models.txt"))
+    alpaca = {t.strip() for t in alpaca_instructions(shared_data).values()}
+    annotations = annotation_pairs(shared_data)
+    assert len(annotations) > 10_000
+    assert not {p.meta["model"] for p in annotations} & defaults
+    assert all(alpaca_train_half(p.prompt) for p in annotations)
+    assert not {p.prompt.strip() for p in human_pairs(shared_data, "train")} & alpaca
+    assert not {prompt.strip() for prompt, _ in answer_groups(shared_data)} & alpaca
