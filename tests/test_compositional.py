@@ -152,8 +152,13 @@ def test_no_training_row_from_a_default_model_or_the_evaluation_half(tmp_path):
 @pytest.mark.shared_data
 def test_real_training_sources_hold_no_alpaca_eval_instruction_outside_the_allowance(shared_data):
     from crm_core.data.importers import read_models_file
-    from crm_train.compositional.sources import (alpaca_instructions, alpaca_train_half, annotation_pairs,
-                                                  answer_groups, human_pairs)  # fmt: skip
+    from crm_train.compositional.sources import (
+        alpaca_instructions,
+        alpaca_train_half,
+        annotation_pairs,
+        answer_groups,  # fmt: skip
+        human_pairs,
+    )
 
     defaults = set(read_models_file(shared_data / "usl/alpaca_eval/default_models.txt"))
     alpaca = {t.strip() for t in alpaca_instructions(shared_data).values()}
