@@ -13,6 +13,7 @@ import csv
 import json
 import tempfile
 import threading
+import time
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,17 @@ def status(board: Leaderboard | None, what: str = "") -> str:
     state = "done" if board.done else "scoring..."
     return (f"{what} {state} {board.n_queries} / {board.n_selected} queries scored, {len(board.rows)} models, "
             f"{board.seconds:.1f} s").strip()  # fmt: skip
+
+
+def reading(engine: Engine, criteria: list[str], dislikes: list[str]) -> str:
+    """How a compositional CRM read the criteria: its largest property weights ("emoji -2.1 · headings +0.4"),
+    so a visitor can check it understood. Property names and numbers only: no visitor text is echoed."""
+    if not engine.instant or not (criteria or dislikes):
+        return ""
+    read = engine.scorer.criteria_side(criteria, dislikes).explain()
+    if not read:
+        return "\n\nRead your criteria as: no measured property (tone and content only)"
+    return "\n\nRead your criteria as: " + " · ".join(f"{name} {weight:+.1f}" for name, weight in read)
 
 
 def downloads(board: Leaderboard, folder: Path) -> list[str]:
@@ -150,7 +162,8 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         for board, text in run(eng, lines(criteria), lines(dislikes), ids, chosen, n_queries, "Custom:"):
             yield frame(board), bar_chart(board), text, gr.update()
         if board is not None:
-            yield frame(board), bar_chart(board), status(board, "Custom:"), downloads(board, work / "custom")
+            text = status(board, "Custom:") + reading(eng, board.criteria, board.dislikes)
+            yield frame(board), bar_chart(board), text, downloads(board, work / "custom")
 
     def compare(criteria_a, criteria_b, n_queries):
         boards = {}
@@ -313,10 +326,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def warm_general_leaderboard(engine: Engine) -> None:
     """Score every query under general preference into the shared cache, so page loads find the Leaderboard
-    tab ready. The engine takes its compute lock per batch, so visitors' jobs interleave with this one."""
+    tab ready. The engine takes its compute lock per batch, so visitors' jobs interleave with this one. For a
+    compositional CRM this builds (or loads) the bench's response side, after which every leaderboard is
+    instant."""
+    started = time.perf_counter()
     print("usl-space: scoring the general leaderboard into the cache in the background")
     engine.fill([], [], engine.query_ids, progress=True, batch_queries=2)  # short holds of the lock
-    print("usl-space: the general leaderboard is cached")
+    print(f"usl-space: the general leaderboard is ready ({time.perf_counter() - started:.0f} s)")
 
 
 def pull_default_data() -> str:

@@ -14,7 +14,7 @@ from usl_space.cache import ScoreCache
 from usl_space.engine import Engine
 from usl_space.topics import TopicIndex
 
-SHIPPED_CRM = "crm-minilm"
+SHIPPED_CRM = "crm-compositional"
 
 
 def default_crm() -> Path:

@@ -225,45 +225,54 @@ def fit_criteria(data: CriteriaData, config: CompositionalConfig) -> CriteriaNet
     opt = torch.optim.AdamW(net.parameters(), lr=config.criteria_lr, weight_decay=config.weight_decay)
     z, vec, q = torch.tensor(data.z), torch.tensor(data.vec), torch.tensor(data.quality, dtype=torch.float32)
     bank_vec, silent_vec = torch.tensor(data.bank_vec), torch.tensor(data.silent_vec)
-    by_prop: dict[int, list[int]] = {}
-    for i, p in enumerate(data.bank):
-        by_prop.setdefault(NAMES.index(p.prop), []).append(i)
-    props = [p for p in by_prop if len(data.clear[p]) > 0]
+    bank_prop = np.array([NAMES.index(p.prop) for p in data.bank])
+    props = np.array([p for p in range(k) if len(data.clear[p]) and (bank_prop == p).any()])
+    phrasings = [np.flatnonzero(bank_prop == p) for p in props]  # per entry of props
+    pairs = [np.array(data.clear[p]) for p in props]
     sign = torch.tensor([p.sign for p in data.bank], dtype=torch.float32)
+    dsp = np.array(data.dsp)
+    dsp_vec = [torch.tensor(v) for v in data.dsp_vec]
     bce = torch.nn.functional.binary_cross_entropy_with_logits
+
+    def draw(b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """b property rows: (property slot, phrasing, clear pair)."""
+        slot = rng.integers(len(props), size=b)
+        r1, r2 = rng.random(b), rng.random(b)
+        phr = np.array([phrasings[s][int(x * len(phrasings[s]))] for s, x in zip(slot, r1, strict=True)])
+        pair = np.stack([pairs[s][int(x * len(pairs[s]))] for s, x in zip(slot, r2, strict=True)])
+        return slot, phr, pair
+
+    def crit_term(w, u, ia, ib):
+        return (w * (z[ia] - z[ib])).sum(1) + (u * (net.voice_proj(vec[ia]) - net.voice_proj(vec[ib]))).sum(1)
+
     for _ in tqdm(range(config.criteria_steps), desc="criteria", unit="step"):
         b = config.criteria_batch
-        # property rows: a phrasing of property p, a clear pair for p, label from the phrasing's direction
-        pick = rng.choice(props, b)
-        phr = np.array([rng.choice(by_prop[p]) for p in pick])
-        pair = np.array([data.clear[p][rng.integers(len(data.clear[p]))] for p in pick])
+        # property rows: a phrasing of property p, a clear pair for p, label from the phrasing's direction;
+        # noise: an unrelated (silent) criterion added to 30% of them
+        _, phr, pair = draw(b)
         w, u = net(bank_vec[phr])
-        has_extra = torch.tensor(rng.random(b) < 0.3, dtype=torch.float32)[:, None]  # noise: an unrelated criterion
+        has_extra = torch.tensor(rng.random(b) < 0.3, dtype=torch.float32)[:, None]
         w_x, u_x = net(silent_vec[rng.integers(len(silent_vec), size=b)])
         w, u = w + has_extra * w_x, u + has_extra * u_x
         ia, ib = torch.tensor(pair[:, 0]), torch.tensor(pair[:, 1])
-        crit_term = (w * (z[ia] - z[ib])).sum(1) + (u * (net.voice_proj(vec[ia]) - net.voice_proj(vec[ib]))).sum(1)
-        loss_prop = bce(q[ia] - q[ib] + crit_term, (sign[phr] > 0).float())
-        # silent rows: general criteria, or a phrasing of p on a pair that barely differs in p
-        s_pair = np.array([data.clear[p][rng.integers(len(data.clear[p]))] for p in rng.choice(props, b)])
-        general = rng.random(b) < 0.5
+        loss_prop = bce(q[ia] - q[ib] + crit_term(w, u, ia, ib), (sign[phr] > 0).float())
+        # silent rows: general criteria, or a phrasing of another property on a pair that barely differs in it
+        _, _, s_pair = draw(b)
+        general = torch.tensor(rng.random(b) < 0.5)
         s_phr = rng.integers(len(data.bank), size=b)
-        crit = torch.where(torch.tensor(general)[:, None], silent_vec[rng.integers(len(silent_vec), size=b)],
-                           bank_vec[s_phr])  # fmt: skip
+        crit = torch.where(general[:, None], silent_vec[rng.integers(len(silent_vec), size=b)], bank_vec[s_phr])
         sa, sb = torch.tensor(s_pair[:, 0]), torch.tensor(s_pair[:, 1])
-        prop_of = torch.tensor([NAMES.index(data.bank[i].prop) for i in s_phr])
-        differs = (z[sa, prop_of] - z[sb, prop_of]).abs() >= config.silent_gap
-        keep = torch.tensor(general) | ~differs
+        prop_of = torch.tensor(bank_prop[s_phr])
+        keep = general | ((z[sa, prop_of] - z[sb, prop_of]).abs() < config.silent_gap)
         w_s, u_s = net(crit)
-        s_term = (w_s * (z[sa] - z[sb])).sum(1) + (u_s * (net.voice_proj(vec[sa]) - net.voice_proj(vec[sb]))).sum(1)
+        s_term = crit_term(w_s, u_s, sa, sb)
         loss_silent = (s_term[keep] ** 2).mean() if keep.any() else torch.zeros(())
-        # DSP rows
-        rows = [data.dsp[i] for i in rng.integers(len(data.dsp), size=b // 2)]
-        d_crit = torch.tensor(np.stack([data.dsp_vec[d][rng.integers(len(data.dsp_vec[d]))] for d, _, _ in rows]))
-        da, db = torch.tensor([r[1] for r in rows]), torch.tensor([r[2] for r in rows])
+        # DSP rows: the domain's answer wins under one of the domain's phrasings
+        rows = dsp[rng.integers(len(dsp), size=b // 2)]
+        d_crit = torch.stack([dsp_vec[d][rng.integers(len(dsp_vec[d]))] for d in rows[:, 0]])
+        da, db = torch.tensor(rows[:, 1]), torch.tensor(rows[:, 2])
         w_d, u_d = net(d_crit)
-        d_term = (w_d * (z[da] - z[db])).sum(1) + (u_d * (net.voice_proj(vec[da]) - net.voice_proj(vec[db]))).sum(1)
-        loss_dsp = bce(q[da] - q[db] + d_term, torch.ones(len(rows)))
+        loss_dsp = bce(q[da] - q[db] + crit_term(w_d, u_d, da, db), torch.ones(len(rows)))
         loss = loss_prop + config.silent_weight * loss_silent + loss_dsp
         opt.zero_grad()
         loss.backward()
