@@ -50,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
     from usl_space.loading import load_engine
+    from usl_space.stats import kendall_tau
 
     cache_dir = Path(args.cache_dir or tempfile.mkdtemp(prefix="usl-instant-"))
     started = time.perf_counter()
@@ -57,10 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     load_seconds = time.perf_counter() - started
     table = engine.response_table(progress=True)
     saved = sorted((cache_dir / "response-sides").glob("*.npz"))
-    result = {"machine": f"{platform.machine()}, {platform.processor() or 'cpu'}, {_cores()} cores",
-              "queries": len(engine.query), "models": len(engine.models), "engine_load_seconds": round(load_seconds, 2),
-              "response_side_build_seconds": round(table.seconds, 1),
-              "response_side_bytes": saved[0].stat().st_size if saved else None, "rss_mb_after_build": round(rss_mb())}  # fmt: skip
+    result = {
+        "machine": f"{platform.machine()}, {_cores()} cores", "queries": len(engine.query),
+        "models": len(engine.models), "engine_load_seconds": round(load_seconds, 2),
+        "response_side_build_seconds": round(table.seconds, 1),
+        "response_side_bytes": saved[0].stat().st_size if saved else None, "rss_mb_after_build": round(rss_mb()),
+    }  # fmt: skip
     full = []
     for i, criteria in enumerate(CRITERIA):
         t = time.perf_counter()
@@ -77,8 +80,12 @@ def main(argv: list[str] | None = None) -> int:
         engine.rank(["Topic run: keep it short."], query_ids=ids)
         result["topic"] = {"name": topic, "queries": len(ids), "seconds": round(time.perf_counter() - t, 3)}
     t = time.perf_counter()
-    a, b = engine.rank(["Compare A: prefer detailed answers."]), engine.rank(["Compare B: prefer concise answers."])
+    boards = [
+        engine.rank([f"Compare {side}: prefer {how} answers."]) for side, how in (("A", "detailed"), ("B", "concise"))
+    ]
+    tau = kendall_tau([_rate(boards[0], m) for m in engine.models], [_rate(boards[1], m) for m in engine.models])
     result["compare_seconds"] = round(time.perf_counter() - t, 3)
+    result["compare_tau"] = round(tau, 3)
     result["rss_mb_after_requests"], result["peak_rss_mb"] = round(rss_mb()), round(_peak_mb())
     if args.cross_encoder:
         from usl_space.cache import ScoreCache
@@ -96,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.output:
         args.output.write_text(text + "\n", encoding="utf-8")
     return 0
+
+
+def _rate(board, model: str) -> float:
+    return next(r["win_rate"] for r in board.rows if r["model"] == model)
 
 
 def _cores() -> int:

@@ -37,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dislike", action="append", default=[], metavar="TEXT",
                         help="something you dislike in a response (repeatable)")  # fmt: skip
     parser.add_argument("--queries", type=int, metavar="N", help="a seeded topic-stratified sample of N queries")
+    parser.add_argument("--query-ids", metavar="FILE", help="rank only on these query ids: a file of one id per line "
+                        "(blank lines and # comments ignored), e.g. a held-out half")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="seed of the query order and the bootstrap")
     parser.add_argument("--topic", action="append", default=[], choices=list(TOPICS), metavar="TOPIC",
                         help=f"keep queries of this topic (repeatable); one of: {', '.join(TOPICS)}")  # fmt: skip
@@ -70,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
             selected = engine.topics.select(args.topic, args.topic_text, args.topic_threshold).tolist()
             if not selected:
                 raise ValueError("no query matches the topic selection; lower --topic-threshold or change topics")
+        if args.query_ids:
+            listed = read_query_ids(args.query_ids, set(engine.query))
+            selected = listed if selected is None else [i for i in selected if i in set(listed)]
         ids = engine.sample(args.queries, args.seed, selected)
         world = int(os.environ.get("WORLD_SIZE", "1"))
         if world > 1:
@@ -94,6 +99,28 @@ def main(argv: list[str] | None = None) -> int:
             handle.write(text + "\n")
     print(text)
     return 0
+
+
+def read_query_ids(path: str, known: set[int]) -> list[int]:
+    """Query ids from a file, one per line; every bad line is named (file:line: what was found)."""
+    ids, problems = [], []
+    with open(path, encoding="utf-8-sig") as handle:
+        for number, line in enumerate(handle, 1):
+            text = line.split("#", 1)[0].strip()
+            if not text:
+                continue
+            if not text.lstrip("-").isdigit():
+                problems.append(f"{path}:{number}: expected a query id (an integer), found {text[:40]!r}")
+            elif int(text) not in known:
+                problems.append(f"{path}:{number}: query id {text} is not on the bench")
+            else:
+                ids.append(int(text))
+    if problems:
+        more = f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""
+        raise ValueError("\n".join(problems[:20]) + more)
+    if not ids:
+        raise ValueError(f"{path}: no query ids")
+    return sorted(set(ids))
 
 
 def _sharded(engine, args, ids):

@@ -194,12 +194,13 @@ def leaderboard_report(judge: Judge, shared: Path, half: str = "evaluation") -> 
                       [outputs[(i, base)] for i, _ in keys])  # fmt: skip
     score = dict(zip(keys, side.quality, strict=True))
     words = {k: len(outputs[k].split()) for k in keys}
-    win, length_win = {}, {}
+    win, length_win, mean_pref = {}, {}, {}
     for m in models:
         if m == base:
             continue
         mine = [i for i in ids if (i, m) in score and (i, base) in score]
         win[m] = float(np.mean([score[(i, m)] > score[(i, base)] for i in mine]))
+        mean_pref[m] = float(np.mean([1 / (1 + math.exp(score[(i, base)] - score[(i, m)])) for i in mine]))
         length_win[m] = float(np.mean([words[(i, m)] > words[(i, base)] for i in mine]))
     with open(shared / LC_LEADERBOARD, encoding="utf-8") as handle:
         lc = {row[""]: float(row["length_controlled_winrate"]) for row in csv.DictReader(handle)}
@@ -217,6 +218,7 @@ def leaderboard_report(judge: Judge, shared: Path, half: str = "evaluation") -> 
     random_taus = [kendall_tau(rng.permutation(truth), truth) for _ in range(200)]
     return {"half": half, "queries": len(ids), "models": len(ranked),
             "tau_vs_lc": round(kendall_tau(np.array([win[m] for m in ranked]), truth), 4),
+            "tau_mean_preference_vs_lc": round(kendall_tau(np.array([mean_pref[m] for m in ranked]), truth), 4),
             "tau_length_alone": round(kendall_tau(np.array([length_win[m] for m in ranked]), truth), 4),
             "tau_random_mean": round(float(np.mean(random_taus)), 4),
             "gpt4_turbo_agreement": _rate(verdicts),

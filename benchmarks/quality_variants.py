@@ -1,0 +1,100 @@
+"""The general-quality term, variant by variant: which data and which signals it needs (issue "general quality").
+
+Each variant fits only the quality network (crm_train.compositional.train.fit_quality) on frozen MiniLM features
+and is judged on validation (held-out annotated training-half instructions; the human sets' validation split) and,
+for the report, on the evaluation half of AlpacaEval and the human test sets. The shipped variant is chosen on
+validation alone.
+
+    uv run python benchmarks/quality_variants.py --output benchmarks/results/quality_variants.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+VARIANTS = {
+    "shipped: annotations + human, soft labels, reference similarity": {},
+    "hard labels": {"soft_labels": False},
+    "no reference similarity": {"use_refsim": False},
+    "human votes only": {"use_annotations": False, "use_refsim": False},
+    "annotations only": {"use_human": False},
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, default=REPO / "runs/crm-compositional/best",
+                        help="a fitted compositional CRM (its spread and encoder are reused)")  # fmt: skip
+    parser.add_argument("--shared", type=Path, default=REPO.parent / "shared/data", help="the shared data folder")
+    parser.add_argument("--embeddings", default=str(REPO / "data/embeddings"), help="the embedding store")
+    parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
+    args = parser.parse_args(argv)
+    from crm_core.compositional import CompositionalHeads
+    from crm_train.compositional import sources as S
+    from crm_train.compositional.evaluate import Judge, human_report, leaderboard_report
+    from crm_train.compositional.train import CompositionalConfig, fit_quality, linear_params, pair_tensors
+
+    judge = Judge(args.model, args.embeddings)
+    spread = judge.heads.spread
+    annotations = S.annotation_pairs(args.shared)
+    held = [int(hashlib.sha256(p.prompt.encode()).hexdigest(), 16) % 10 == 0 for p in annotations]
+    ann_train = [p for p, h in zip(annotations, held, strict=True) if not h]
+    ann_val = [p for p, h in zip(annotations, held, strict=True) if h]
+    human_train, human_val = S.human_pairs(args.shared, "train"), S.human_pairs(args.shared, "validation")
+    results = {}
+    for name, overrides in VARIANTS.items():
+        config = dataclasses.replace(CompositionalConfig(), **overrides)
+        train = (ann_train if config.use_annotations else []) + (human_train if config.use_human else [])
+        net, log = fit_quality(pair_tensors(train, judge.features, spread, config),
+                               pair_tensors(ann_val + human_val, judge.features, spread, config), config)  # fmt: skip
+        params = {k: v.numpy() for k, v in linear_params(net.quality, "quality").items()}
+        params.update({"spread": spread, "refsim_weight": net.refsim_weight.detach().numpy().reshape(1),
+                       "voice_proj": np.zeros((1, 384), np.float32)})  # fmt: skip
+        judge.heads = CompositionalHeads(params)
+        results[name] = {"validation": _validation(judge, ann_val, human_val, config), "fit": log,
+                         "human_test": human_report(judge, args.shared),
+                         "leaderboard_evaluation_half": leaderboard_report(judge, args.shared)}  # fmt: skip
+        print(name, json.dumps(results[name]["validation"]), flush=True)
+    with torch.no_grad():
+        results["reference similarity alone"] = _refsim_alone(judge, args.shared, leaderboard_report)
+    text = json.dumps(results, indent=2)
+    if args.output:
+        args.output.write_text(text + "\n", encoding="utf-8")
+    print(text)
+    return 0
+
+
+def _validation(judge, ann_val, human_val, config) -> dict:
+    out = {}
+    for name, pairs in (("annotations", ann_val), ("human", human_val)):
+        pairs = [p for p in pairs if p.p_a != 0.5]
+        refs = [p.reference if config.use_refsim else None for p in pairs]
+        qa = judge.side([p.prompt for p in pairs], [p.a for p in pairs], refs).quality
+        qb = judge.side([p.prompt for p in pairs], [p.b for p in pairs], refs).quality
+        out[name] = round(float(np.mean((qa > qb) == np.array([p.p_a > 0.5 for p in pairs]))), 4)
+    return out
+
+
+def _refsim_alone(judge, shared, leaderboard_report) -> dict:
+    """Quality = cosine to the reference answer, nothing else (the issue's cheap signal)."""
+    from crm_core.compositional import CompositionalHeads
+
+    k = len(judge.heads.spread)
+    params = {"spread": judge.heads.spread, "refsim_weight": np.ones(1, np.float32),
+              "voice_proj": np.zeros((1, 384), np.float32), "quality.0.weight": np.zeros((1, 384 * 2 + k), np.float32),
+              "quality.0.bias": np.zeros(1, np.float32)}  # fmt: skip
+    judge.heads = CompositionalHeads(params)
+    return {"leaderboard_evaluation_half": leaderboard_report(judge, shared)}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
