@@ -22,7 +22,8 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 VARIANTS = {
-    "shipped: annotations + human, soft labels, reference similarity": {},
+    "shipped: annotations + human, soft labels, reference similarity, length-controlled": {},
+    "no length control": {"length_control": False},
     "hard labels": {"soft_labels": False},
     "no reference similarity": {"use_refsim": False},
     "human votes only": {"use_annotations": False, "use_refsim": False},
@@ -61,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
                        "voice_proj": np.zeros((1, 384), np.float32)})  # fmt: skip
         judge.heads = CompositionalHeads(params)
         results[name] = {"validation": _validation(judge, ann_val, human_val, config), "fit": log,
+                         "leaderboard_training_half": _brief(leaderboard_report(judge, args.shared, "training")),
                          "human_test": human_report(judge, args.shared),
                          "leaderboard_evaluation_half": leaderboard_report(judge, args.shared)}  # fmt: skip
         print(name, json.dumps(results[name]["validation"]), flush=True)
@@ -71,6 +73,12 @@ def main(argv: list[str] | None = None) -> int:
         args.output.write_text(text + "\n", encoding="utf-8")
     print(text)
     return 0
+
+
+def _brief(board: dict) -> dict:
+    """The selection numbers of a leaderboard on the training half (default models; their verdicts there were
+    never trained on, but the instructions were, with other models' answers): a development set."""
+    return {k: board[k] for k in ("tau_vs_lc", "tau_discrete_vs_lc", "gpt4_turbo_agreement")}
 
 
 def _validation(judge, ann_val, human_val, config) -> dict:
@@ -93,7 +101,10 @@ def _refsim_alone(judge, shared, leaderboard_report) -> dict:
               "voice_proj": np.zeros((1, 384), np.float32), "quality.0.weight": np.zeros((1, 384 * 2 + k), np.float32),
               "quality.0.bias": np.zeros(1, np.float32)}  # fmt: skip
     judge.heads = CompositionalHeads(params)
-    return {"leaderboard_evaluation_half": leaderboard_report(judge, shared)}
+    return {
+        "leaderboard_training_half": _brief(leaderboard_report(judge, shared, "training")),
+        "leaderboard_evaluation_half": leaderboard_report(judge, shared),
+    }
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from crm_core.model import CRMSpec, Pair, PairScores
 from crm_core.properties import NAMES, measure_many
 
 HEADS_FILE = "heads.safetensors"
+CRITERIA_LAYERS = "criteria_layers."
 SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
@@ -81,7 +82,8 @@ class CompositionalHeads:
     """The small networks of the CRM, in NumPy: quality, criteria weights and voice."""
 
     def __init__(self, params: dict[str, np.ndarray]):
-        self.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items()}
+        self.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items()
+                       if not k.startswith(CRITERIA_LAYERS)}  # fmt: skip
         self.spread = self.params["spread"]
         self.rank = self.params["voice_proj"].shape[0]
 
@@ -107,6 +109,13 @@ class CompositionalHeads:
         return score + side.quality if with_quality else score.astype(np.float64)
 
 
+def criteria_encoder(encoder: TextEncoder, params: dict[str, np.ndarray]) -> TextEncoder:
+    """The encoder that reads criteria: the response encoder with its top layers replaced by the fitted ones
+    (`criteria_layers.<index>.*` in the heads), or the response encoder itself when none were fitted."""
+    layers = {k.removeprefix(CRITERIA_LAYERS): v for k, v in params.items() if k.startswith(CRITERIA_LAYERS)}
+    return encoder.with_layers(layers) if layers else encoder
+
+
 class CompositionalScorer:
     """A compositional CRM folder, scoring with the same calls as crm_core.model.Scorer (pointwise)."""
 
@@ -119,8 +128,10 @@ class CompositionalScorer:
         self.spec = CRMSpec.load(self.folder)
         if self.spec.kind != "compositional":
             raise ValueError(f"{folder}: crm.json kind is {self.spec.kind!r}, not 'compositional'")
-        self.heads = CompositionalHeads(load_file(self.folder / HEADS_FILE))
+        params = load_file(self.folder / HEADS_FILE)
+        self.heads = CompositionalHeads(params)
         self.encoder = TextEncoder(self.folder / ENCODER_DIR, threads=threads)
+        self.criteria_encoder = criteria_encoder(self.encoder, params)
         self.reference_model = self.spec.extra.get("reference_model")
         self._criteria_cache = lru_cache(maxsize=4096)(self._encode_one_criterion)
 
@@ -129,7 +140,7 @@ class CompositionalScorer:
         return self.encoder.identity
 
     def _encode_one_criterion(self, text: str) -> np.ndarray:
-        return self.encoder.encode([text])[0]
+        return self.criteria_encoder.encode([text])[0]
 
     def criteria_side(self, criteria: Sequence[str], dislikes: Sequence[str] = ()) -> CriteriaSide:
         """The criteria's weights and voice; each sentence's embedding is cached by its text."""

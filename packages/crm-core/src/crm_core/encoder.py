@@ -55,6 +55,32 @@ class TextEncoder:
         self.model = model.float().eval()
         self.torch = torch
 
+    def with_layers(self, layers: dict[str, np.ndarray]) -> TextEncoder:
+        """A copy whose transformer layers named in `layers` ('<index>.<parameter>' -> array, as fitted for the
+        criteria side) are replaced; the others stay shared in value."""
+        import copy
+
+        other = copy.copy(self)
+        other.model = copy.deepcopy(self.model)
+        by_layer: dict[int, dict] = {}
+        for key, value in layers.items():
+            index, name = key.split(".", 1)
+            by_layer.setdefault(int(index), {})[name] = self.torch.from_numpy(np.asarray(value, dtype=np.float32))
+        for index, state in by_layer.items():
+            other.model.encoder.layer[index].load_state_dict(state)
+        other.identity = f"{self.identity}-tuned{sorted(by_layer)}"
+        return other
+
+    def hidden_states(self, texts: Sequence[str], after_layer: int, max_tokens: int = 48) -> tuple:
+        """Token states after the first `after_layer` transformer layers, padded: ((n, T, 384), mask (n, T)); the
+        frozen part of a criteria encoder whose top layers are fitted."""
+        torch = self.torch
+        enc = self.tokenizer(list(texts), truncation=True, max_length=max_tokens, padding=True, return_tensors="pt")
+        with torch.inference_mode():
+            out = self.model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                             output_hidden_states=True)  # fmt: skip
+        return out.hidden_states[after_layer].float().clone(), enc["attention_mask"].float()
+
     def encode(self, texts: Sequence[str], batch_size: int = 64, progress: bool = False) -> np.ndarray:
         """(len(texts), 384) float32 unit vectors. Inputs are sorted by length so batches pad little."""
         torch = self.torch

@@ -64,6 +64,7 @@ class Leaderboard:
     seconds: float
     topics: list[str] = field(default_factory=list)
     position_consistency: float | None = None
+    win_rate_kind: str = "discrete"  # "weighted": mean P(preferred to the baseline), as AlpacaEval 2.0
 
     @property
     def done(self) -> bool:
@@ -74,7 +75,7 @@ class Leaderboard:
             "criteria": self.criteria, "dislikes": self.dislikes, "bench": self.bench, "baseline": self.baseline,
             "checkpoint": self.checkpoint, "n_queries": self.n_queries, "n_selected": self.n_selected,
             "done": self.done, "seconds": round(self.seconds, 3), "topics": self.topics,
-            "position_consistency": self.position_consistency, "rows": self.rows,
+            "position_consistency": self.position_consistency, "win_rate_kind": self.win_rate_kind, "rows": self.rows,
         }  # fmt: skip
 
 
@@ -105,6 +106,7 @@ class Engine:
         self.topic_of = dict(zip(source_ids.tolist(), topic_names.tolist(), strict=True))
         self._compute_lock = threading.Lock()  # one CRM run at a time; cached reads never wait for it
         self.instant = getattr(scorer.spec, "kind", "cross-encoder") == "compositional"
+        self.weighted = self.instant  # weighted win rates (see leaderboard); a property of the CRM kind
         self._table: ResponseTable | None = None
 
     # -- the instant path (compositional CRMs) ----------------------------------------------------------------
@@ -280,7 +282,10 @@ class Engine:
         seed: int = 0,
     ) -> Leaderboard:
         outcome, preference = self.outcomes(scores, ids, models)
-        stats = intervals(outcome, bootstrap, seed)
+        # a compositional CRM's win rate is weighted, like AlpacaEval 2.0's: the mean P(preferred over the
+        # baseline), which keeps how sure each verdict is; cross-encoders keep discrete wins (ties 1/2)
+        basis = preference if self.weighted else outcome
+        stats = intervals(basis, bootstrap, seed)
         words = np.array([[len(self.output.get((i, m), "").split()) for m in models] for i in ids], dtype=float)
         base_words = np.array([len(self.output.get((i, self.baseline), "").split()) for i in ids], dtype=float)
         diff = words - base_words[:, None]
@@ -295,7 +300,7 @@ class Engine:
             per_topic = {}
             for topic in topic_names:
                 mask = answered & (topic_of == topic)
-                per_topic[topic] = round(float(outcome[mask, j].mean()), 4) if mask.any() else None
+                per_topic[topic] = round(float(basis[mask, j].mean()), 4) if mask.any() else None
             lc = 0.5 if model == self.baseline else length_controlled_win_rate(preference[:, j], diff[:, j], scale)
             rows.append({
                 "model": model, "win_rate": _r(stats.win_rate[j]), "ci_low": _r(stats.ci_low[j]),
@@ -315,7 +320,8 @@ class Engine:
             if pairs:
                 consistency = _r(np.mean([(a > 0.5) == (b > 0.5) for a, b, _ in pairs]))
         return Leaderboard(rows, criteria, dislikes, self.bench.name, self.baseline, self.checkpoint, len(ids),
-                           n_selected, time.perf_counter() - started, topic_names, consistency)  # fmt: skip
+                           n_selected, time.perf_counter() - started, topic_names, consistency,
+                           "weighted" if self.weighted else "discrete")  # fmt: skip
 
     def _request(self, criteria, dislikes, models) -> tuple[list[str], list[str], list[str]]:
         """Checked criteria and dislikes, and the models to rank (the baseline always among them)."""

@@ -23,14 +23,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from crm_core.compositional import CompositionalHeads, CriteriaSide, ResponseSide, split_criteria
+from crm_core.compositional import CompositionalHeads, CriteriaSide, ResponseSide, criteria_encoder, split_criteria
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder
 from crm_core.properties import NAMES
 
 from crm_train.compositional import phrasings as P
 from crm_train.compositional import sources as S
+from crm_train.compositional.criteria_fit import DSP_DOMAINS, DSP_VALIDATION
 from crm_train.compositional.features import Features, Groups, make_groups
-from crm_train.compositional.train import DSP_DOMAINS, dsp_criteria
 
 LC_LEADERBOARD = "usl/alpaca_eval/leaderboards/data_AlpacaEval_2__weighted_alpaca_eval_gpt4_turbo_leaderboard.csv"
 
@@ -54,8 +54,11 @@ class Judge:
     def __init__(self, folder: Path, embeddings: str):
         from safetensors.numpy import load_file
 
-        self.heads = CompositionalHeads(load_file(folder / "heads.safetensors"))
-        self.features = Features(EmbeddingStore(embeddings, TextEncoder(folder / ENCODER_DIR)))
+        params = load_file(folder / "heads.safetensors")
+        self.heads = CompositionalHeads(params)
+        encoder = TextEncoder(folder / ENCODER_DIR)
+        self.features = Features(EmbeddingStore(embeddings, encoder))
+        self.criteria_encoder = criteria_encoder(encoder, params)
 
     def side(self, prompts: list[str], texts: list[str], refs: list[str | None] | None = None) -> ResponseSide:
         refsim = None
@@ -69,7 +72,7 @@ class Judge:
 
     def criteria(self, criteria: list[str], dislikes: list[str] = ()) -> CriteriaSide:
         texts = split_criteria(criteria, dislikes)
-        vecs = self.features.embed(texts) if texts else np.zeros((0, 384), np.float32)
+        vecs = self.criteria_encoder.encode(texts)
         return self.heads.criteria_side(vecs)
 
 
@@ -150,7 +153,7 @@ def dsp_report(judge: Judge, groups: Groups) -> dict:
     """The flip on held-out DSP groups under validation phrasings of each domain."""
     side = judge.side([groups.prompts[g] for g in groups.group], groups.texts)
     z = groups.centred(judge.heads.spread)
-    crit = {d: judge.criteria(dsp_criteria("validation")[d]) for d in DSP_DOMAINS}
+    crit = {d: judge.criteria(DSP_VALIDATION[d]) for d in DSP_DOMAINS}
     flips, direction = [], []
     for rows in groups.members():
         dom = {groups.names[r].removeprefix("dsp:"): r for r in rows if groups.names[r].startswith("dsp:")}
@@ -181,7 +184,8 @@ def human_report(judge: Judge, shared: Path) -> dict:
 
 def leaderboard_report(judge: Judge, shared: Path, half: str = "evaluation") -> dict:
     """General leaderboard of the default models on one half of AlpacaEval, against AlpacaEval 2.0's published
-    length-controlled win rates and GPT-4-turbo's verdicts."""
+    length-controlled win rates and GPT-4-turbo's verdicts. The win rate is weighted (mean P(preferred to the
+    baseline)), as the engine computes it for this kind; the discrete one (share of wins) is beside it."""
     from crm_core.data.importers import read_models_file
 
     models = read_models_file(shared / "usl/alpaca_eval/default_models.txt")
@@ -203,7 +207,9 @@ def leaderboard_report(judge: Judge, shared: Path, half: str = "evaluation") -> 
         mean_pref[m] = float(np.mean([1 / (1 + math.exp(score[(i, base)] - score[(i, m)])) for i in mine]))
         length_win[m] = float(np.mean([words[(i, m)] > words[(i, base)] for i in mine]))
     with open(shared / LC_LEADERBOARD, encoding="utf-8") as handle:
-        lc = {row[""]: float(row["length_controlled_winrate"]) for row in csv.DictReader(handle)}
+        published = list(csv.DictReader(handle))
+    lc = {row[""]: float(row["length_controlled_winrate"]) for row in published}
+    raw = {row[""]: float(row["win_rate"]) for row in published}
     ranked = [m for m in win if m in lc]
     truth = np.array([lc[m] for m in ranked])
     verdicts, judged = [], set()
@@ -217,13 +223,16 @@ def leaderboard_report(judge: Judge, shared: Path, half: str = "evaluation") -> 
     rng = np.random.default_rng(0)
     random_taus = [kendall_tau(rng.permutation(truth), truth) for _ in range(200)]
     return {"half": half, "queries": len(ids), "models": len(ranked),
-            "tau_vs_lc": round(kendall_tau(np.array([win[m] for m in ranked]), truth), 4),
-            "tau_mean_preference_vs_lc": round(kendall_tau(np.array([mean_pref[m] for m in ranked]), truth), 4),
+            "tau_vs_lc": round(kendall_tau(np.array([mean_pref[m] for m in ranked]), truth), 4),
+            "tau_discrete_vs_lc": round(kendall_tau(np.array([win[m] for m in ranked]), truth), 4),
+            "tau_vs_raw_win_rate": round(kendall_tau(np.array([mean_pref[m] for m in ranked]),
+                                                     np.array([raw[m] for m in ranked])), 4),
             "tau_length_alone": round(kendall_tau(np.array([length_win[m] for m in ranked]), truth), 4),
             "tau_random_mean": round(float(np.mean(random_taus)), 4),
             "gpt4_turbo_agreement": _rate(verdicts),
             "gpt4_turbo_models": sorted(judged),
-            "win_rates": {m: round(win[m], 4) for m in sorted(win, key=win.get, reverse=True)}}  # fmt: skip
+            "weighted_win_rates": {m: round(mean_pref[m], 4) for m in sorted(mean_pref, key=lambda m: -mean_pref[m])},
+            "lc_published": {m: lc[m] for m in ranked}}  # fmt: skip
 
 
 def report(model: Path, shared: Path, embeddings: str, gap: float = 1.5, silent_gap: float = 0.3) -> dict:

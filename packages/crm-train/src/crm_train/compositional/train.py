@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from crm_core.atomic import atomic_dir
-from crm_core.compositional import HEADS_FILE, split_criteria
+from crm_core.compositional import CRITERIA_LAYERS, HEADS_FILE, split_criteria
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder, write_encoder
 from crm_core.model import CRMSpec
 from crm_core.properties import NAMES
@@ -32,7 +32,8 @@ from tqdm.auto import tqdm
 
 from crm_train.compositional import phrasings as P
 from crm_train.compositional import sources as S
-from crm_train.compositional.features import Features, Groups, make_groups
+from crm_train.compositional.criteria_fit import CriteriaData, clear_pairs, dsp_pairs, fit_criteria, phrase_table
+from crm_train.compositional.features import Features, make_groups
 
 
 def _f(default, help: str):
@@ -53,17 +54,22 @@ class CompositionalConfig:
     use_human: bool = _f(True, "train quality on human votes (Auto-J, HH-RLHF, WebGPT train splits)")
     soft_labels: bool = _f(True, "annotation labels as the judge's probability (False: thresholded at 0.5)")
     use_refsim: bool = _f(True, "quality uses the similarity of a response to the reference model's answer")
+    length_control: bool = _f(True, "fit the judges' length bias as a separate term, left out of the served score")
     quality_hidden: int = _f(256, "hidden width of the quality network")
     quality_epochs: int = _f(12, "epochs of the quality fit (the best by validation loss is kept)")
     quality_lr: float = _f(1e-3, "learning rate of the quality fit")
-    criteria_hidden: int = _f(512, "hidden width of the criteria network")
+    criteria_hidden: int = _f(512, "hidden width of the criteria head")
+    criteria_layers: int = _f(1, "top transformer layers of the encoder re-tuned to read criteria (0: frozen)")
     voice_rank: int = _f(16, "rank of the voice bilinear form")
-    criteria_steps: int = _f(3000, "steps of the criteria and voice fit")
-    criteria_batch: int = _f(512, "rows per step of the criteria fit")
-    criteria_lr: float = _f(2e-3, "learning rate of the criteria fit")
-    clear_gap: float = _f(1.5, "a property pair differs clearly when its scaled property differs by this much")
+    criteria_steps: int = _f(1500, "steps of the criteria and voice fit")
+    criteria_phrasings: int = _f(64, "phrasings drawn per step (property rows; a quarter as many general ones)")
+    rows_per_phrasing: int = _f(4, "pairs judged under each drawn phrasing per step")
+    criteria_lr: float = _f(2e-3, "learning rate of the criteria head and the voice projection")
+    criteria_layer_lr: float = _f(5e-5, "learning rate of the re-tuned encoder layer(s)")
+    clear_gap: float = _f(1.2, "a property pair differs clearly when its scaled property differs by this much")
+    spread_floor: float = _f(0.5, "least spread of a property (one occurrence of a rare one is then ~1.4 units)")
     silent_gap: float = _f(0.3, "a criterion is silent on a pair whose scaled property differs by less than this")
-    silent_weight: float = _f(1.0, "weight of the penalty on criteria terms of silent rows")
+    silent_weight: float = _f(1.0, "weight of the silent rows' loss (their decision must stay the criteria-free one)")
     weight_decay: float = _f(1e-2, "AdamW weight decay of both fits")
 
 
@@ -85,13 +91,21 @@ def data_hash(shared: Path) -> str:
 
 # -- quality --------------------------------------------------------------------------------------------------------
 class QualityNet(torch.nn.Module):
+    """quality(x) + w * refsim; in training a pair's logit may add `length_bias` x its log2 length ratio (the
+    judges' taste for length, as AlpacaEval's length-controlled GLM models it), which the served score leaves out."""
+
     def __init__(self, dim: int, hidden: int):
         super().__init__()
         self.quality = torch.nn.Sequential(torch.nn.Linear(dim, hidden), torch.nn.GELU(), torch.nn.Linear(hidden, 1))
         self.refsim_weight = torch.nn.Parameter(torch.zeros(1))
+        self.length_bias = torch.nn.Parameter(torch.zeros(1))
 
     def forward(self, x: torch.Tensor, refsim: torch.Tensor) -> torch.Tensor:
         return self.quality(x)[:, 0] + self.refsim_weight[0] * refsim
+
+    def pair_logit(self, t: dict, rows, length_control: bool) -> torch.Tensor:
+        logit = self(t["xa"][rows], t["sa"][rows]) - self(t["xb"][rows], t["sb"][rows])
+        return logit + self.length_bias[0] * t["dlen"][rows] if length_control else logit
 
 
 def quality_inputs(features: Features, spread: np.ndarray, prompts: list[str], texts: list[str],
@@ -116,7 +130,10 @@ def pair_tensors(pairs: list[S.QualityPair], features, spread, config) -> dict[s
     for name in source:  # every source counts the same in the loss, whatever its size
         mask = np.array([p.source == name for p in pairs])
         weight[mask] = len(pairs) / (len(source) * mask.sum())
+    words = np.array([[len(p.a.split()), len(p.b.split())] for p in pairs], dtype=np.float64)
+    dlen = np.tanh(np.log2((words[:, 0] + 1) / (words[:, 1] + 1)))  # AlpacaEval LC uses tanh of the difference
     return {"xa": torch.tensor(xa), "xb": torch.tensor(xb), "sa": torch.tensor(sa), "sb": torch.tensor(sb),
+            "dlen": torch.tensor(dlen, dtype=torch.float32),
             "y": torch.tensor(label, dtype=torch.float32), "w": torch.tensor(weight, dtype=torch.float32)}  # fmt: skip
 
 
@@ -130,168 +147,32 @@ def fit_quality(train: dict, val: dict, config: CompositionalConfig) -> tuple[Qu
     for epoch in tqdm(range(config.quality_epochs), desc="quality", unit="epoch"):
         net.train()
         for rows in torch.randperm(n, generator=torch.Generator().manual_seed(config.seed + epoch)).split(256):
-            logit = net(train["xa"][rows], train["sa"][rows]) - net(train["xb"][rows], train["sb"][rows])
+            logit = net.pair_logit(train, rows, config.length_control)
             loss = (bce(logit, train["y"][rows], reduction="none") * train["w"][rows]).mean()
             opt.zero_grad()
             loss.backward()
             opt.step()
         net.eval()
         with torch.no_grad():
-            logit = net(val["xa"], val["sa"]) - net(val["xb"], val["sb"])
+            logit = net.pair_logit(val, slice(None), config.length_control)
             loss = float((bce(logit, val["y"], reduction="none") * val["w"]).mean())
             decided = val["y"] != 0.5
             acc = float(((logit > 0) == (val["y"] > 0.5))[decided].float().mean())
-        history.append({"epoch": epoch, "val_loss": round(loss, 4), "val_accuracy": round(acc, 4)})
+        history.append(
+            {
+                "epoch": epoch,
+                "val_loss": round(loss, 4),
+                "val_accuracy": round(acc, 4),
+                "length_bias": round(float(net.length_bias), 4),
+            }
+        )
         if loss < best:
             best, best_state = loss, {k: v.clone() for k, v in net.state_dict().items()}
     net.load_state_dict(best_state)
     return net, {"history": history, "best_val_loss": round(best, 4)}
 
 
-# -- criteria and voice ---------------------------------------------------------------------------------------------
-class CriteriaNet(torch.nn.Module):
-    def __init__(self, k: int, hidden: int, rank: int):
-        super().__init__()
-        self.k = k
-        self.criteria = torch.nn.Sequential(torch.nn.Linear(384, hidden), torch.nn.GELU(),
-                                            torch.nn.Linear(hidden, k + rank))  # fmt: skip
-        self.voice_proj = torch.nn.Linear(384, rank, bias=False)
-        torch.nn.init.zeros_(self.criteria[2].weight)
-        torch.nn.init.zeros_(self.criteria[2].bias)
-
-    def forward(self, crit: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        out = self.criteria(crit)
-        return out[..., : self.k], out[..., self.k :]
-
-
-@dataclass
-class CriteriaData:
-    """What the criteria fit draws from: answer groups with their features, phrasings with their embeddings."""
-
-    z: np.ndarray  # (answers, K) centred, scaled
-    vec: np.ndarray  # (answers, 384)
-    quality: np.ndarray  # (answers,)
-    clear: dict[int, list[tuple[int, int]]]  # property -> pairs (i, j) where i has clearly more of it
-    dsp: list[tuple[int, int, int]]  # (domain index, winner row, loser row)
-    bank: list[P.Phrasing]
-    bank_vec: np.ndarray
-    silent_vec: np.ndarray
-    dsp_vec: list[np.ndarray]  # per domain: phrasing embeddings
-
-
-DSP_DOMAINS = ("academy", "business", "entertainment", "literature")
-
-
-def clear_pairs(groups: Groups, z: np.ndarray, gap: float, per_property: int, rng: np.random.Generator) -> dict:
-    """Per property, up to `per_property` within-prompt pairs (more, less) whose scaled values differ by `gap`."""
-    out: dict[int, list[tuple[int, int]]] = {k: [] for k in range(z.shape[1])}
-    for rows in groups.members():
-        if len(rows) < 2:
-            continue
-        a, b = np.triu_indices(len(rows), 1)
-        ra, rb = rows[a], rows[b]
-        diff = z[ra] - z[rb]
-        for k in range(z.shape[1]):
-            hit = np.abs(diff[:, k]) >= gap
-            for i, j, d in zip(ra[hit], rb[hit], diff[hit, k], strict=True):
-                out[k].append((int(i), int(j)) if d > 0 else (int(j), int(i)))
-    for k in out:
-        if len(out[k]) > per_property:
-            keep = rng.choice(len(out[k]), per_property, replace=False)
-            out[k] = [out[k][i] for i in sorted(keep)]
-    return out
-
-
-def dsp_pairs(groups: Groups) -> list[tuple[int, int, int]]:
-    out = []
-    for rows in groups.members():
-        by_domain = {groups.names[r].removeprefix("dsp:"): r for r in rows if groups.names[r].startswith("dsp:")}
-        for d, domain in enumerate(DSP_DOMAINS):
-            if domain not in by_domain:
-                continue
-            out += [(d, by_domain[domain], r) for name, r in by_domain.items() if name != domain]
-    return out
-
-
-def fit_criteria(data: CriteriaData, config: CompositionalConfig) -> CriteriaNet:
-    """Draw a fresh batch every step: property rows (one stated property; sometimes extra criteria that are
-    silent on the pair, sometimes the opposite criteria with the label flipped), silent rows (criteria about
-    properties the pair does not differ in, or general criteria: the criteria terms must stay near 0) and DSP
-    rows (the domain's answer beats the others under its criterion)."""
-    torch.manual_seed(config.seed)
-    rng = np.random.default_rng(config.seed)
-    k = data.z.shape[1]
-    net = CriteriaNet(k, config.criteria_hidden, config.voice_rank)
-    opt = torch.optim.AdamW(net.parameters(), lr=config.criteria_lr, weight_decay=config.weight_decay)
-    z, vec, q = torch.tensor(data.z), torch.tensor(data.vec), torch.tensor(data.quality, dtype=torch.float32)
-    bank_vec, silent_vec = torch.tensor(data.bank_vec), torch.tensor(data.silent_vec)
-    bank_prop = np.array([NAMES.index(p.prop) for p in data.bank])
-    props = np.array([p for p in range(k) if len(data.clear[p]) and (bank_prop == p).any()])
-    phrasings = [np.flatnonzero(bank_prop == p) for p in props]  # per entry of props
-    pairs = [np.array(data.clear[p]) for p in props]
-    sign = torch.tensor([p.sign for p in data.bank], dtype=torch.float32)
-    dsp = np.array(data.dsp)
-    dsp_vec = [torch.tensor(v) for v in data.dsp_vec]
-    bce = torch.nn.functional.binary_cross_entropy_with_logits
-
-    def draw(b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """b property rows: (property slot, phrasing, clear pair)."""
-        slot = rng.integers(len(props), size=b)
-        r1, r2 = rng.random(b), rng.random(b)
-        phr = np.array([phrasings[s][int(x * len(phrasings[s]))] for s, x in zip(slot, r1, strict=True)])
-        pair = np.stack([pairs[s][int(x * len(pairs[s]))] for s, x in zip(slot, r2, strict=True)])
-        return slot, phr, pair
-
-    def crit_term(w, u, ia, ib):
-        return (w * (z[ia] - z[ib])).sum(1) + (u * (net.voice_proj(vec[ia]) - net.voice_proj(vec[ib]))).sum(1)
-
-    for _ in tqdm(range(config.criteria_steps), desc="criteria", unit="step"):
-        b = config.criteria_batch
-        # property rows: a phrasing of property p, a clear pair for p, label from the phrasing's direction;
-        # noise: an unrelated (silent) criterion added to 30% of them
-        _, phr, pair = draw(b)
-        w, u = net(bank_vec[phr])
-        has_extra = torch.tensor(rng.random(b) < 0.3, dtype=torch.float32)[:, None]
-        w_x, u_x = net(silent_vec[rng.integers(len(silent_vec), size=b)])
-        w, u = w + has_extra * w_x, u + has_extra * u_x
-        ia, ib = torch.tensor(pair[:, 0]), torch.tensor(pair[:, 1])
-        loss_prop = bce(q[ia] - q[ib] + crit_term(w, u, ia, ib), (sign[phr] > 0).float())
-        # silent rows: general criteria, or a phrasing of another property on a pair that barely differs in it
-        _, _, s_pair = draw(b)
-        general = torch.tensor(rng.random(b) < 0.5)
-        s_phr = rng.integers(len(data.bank), size=b)
-        crit = torch.where(general[:, None], silent_vec[rng.integers(len(silent_vec), size=b)], bank_vec[s_phr])
-        sa, sb = torch.tensor(s_pair[:, 0]), torch.tensor(s_pair[:, 1])
-        prop_of = torch.tensor(bank_prop[s_phr])
-        keep = general | ((z[sa, prop_of] - z[sb, prop_of]).abs() < config.silent_gap)
-        w_s, u_s = net(crit)
-        s_term = crit_term(w_s, u_s, sa, sb)
-        loss_silent = (s_term[keep] ** 2).mean() if keep.any() else torch.zeros(())
-        # DSP rows: the domain's answer wins under one of the domain's phrasings
-        rows = dsp[rng.integers(len(dsp), size=b // 2)]
-        d_crit = torch.stack([dsp_vec[d][rng.integers(len(dsp_vec[d]))] for d in rows[:, 0]])
-        da, db = torch.tensor(rows[:, 1]), torch.tensor(rows[:, 2])
-        w_d, u_d = net(d_crit)
-        loss_dsp = bce(q[da] - q[db] + crit_term(w_d, u_d, da, db), torch.ones(len(rows)))
-        loss = loss_prop + config.silent_weight * loss_silent + loss_dsp
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return net
-
-
 # -- the whole fit --------------------------------------------------------------------------------------------------
-def dsp_criteria(which: str) -> dict[str, list[str]]:
-    from crm_train.build_data import DSP_CRITERIA
-
-    if which == "train":
-        return DSP_CRITERIA
-    return {"academy": ["Write it the way a scholar would, for a journal."],
-            "business": ["Frame it for a manager who cares about results and money."],
-            "entertainment": ["Keep me amused: playful, showbiz energy."],
-            "literature": ["Make it read like a poet's or novelist's work."]}  # fmt: skip
-
-
 def train(config: CompositionalConfig, progress: bool = True) -> Path:
     started = time.time()
     shared, out = Path(config.shared), Path(config.output_dir)
@@ -307,7 +188,7 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
     split_of = [S.split(p) for p, _ in groups]
     train_groups = make_groups([g for g, s in zip(groups, split_of, strict=True) if s == "train"], features, progress)
     centred = train_groups.centred(np.ones(len(NAMES), np.float32))
-    spread = np.maximum(centred.std(axis=0), 0.05).astype(np.float32)
+    spread = np.maximum(centred.std(axis=0), config.spread_floor).astype(np.float32)
     # 3: quality
     pairs, val_pairs = [], []
     if config.use_annotations:
@@ -318,8 +199,19 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
     if config.use_human:
         pairs += S.human_pairs(shared, "train")
         val_pairs += S.human_pairs(shared, "validation")
-    quality_net, quality_log = fit_quality(pair_tensors(pairs, features, spread, config),
-                                           pair_tensors(val_pairs, features, spread, config), config)  # fmt: skip
+    stage = out / "quality-stage.pt"  # the quality fit, reused while what it depends on is unchanged
+    prefixes = ("quality", "use_", "soft", "seed", "max_tokens", "spread", "weight_decay", "length_control")
+    key = {k: v for k, v in asdict(config).items() if k.startswith(prefixes)} | {"spread": spread.tolist()}
+    key = json.dumps(key, sort_keys=True)
+    saved = torch.load(stage, weights_only=False) if stage.is_file() else None
+    if saved is not None and saved["key"] == key:
+        quality_net, quality_log = QualityNet(saved["dim"], config.quality_hidden), saved["log"]
+        quality_net.load_state_dict(saved["state"])
+    else:
+        train_t = pair_tensors(pairs, features, spread, config)
+        quality_net, quality_log = fit_quality(train_t, pair_tensors(val_pairs, features, spread, config), config)
+        torch.save({"key": key, "dim": train_t["xa"].shape[1], "state": quality_net.state_dict(), "log": quality_log},
+                   stage)  # fmt: skip
     # 4: criteria and voice, on the training groups' answers
     x, _ = quality_inputs(features, spread, [train_groups.prompts[g] for g in train_groups.group],
                           train_groups.texts, [None] * len(train_groups.texts))  # fmt: skip
@@ -328,19 +220,20 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
     z = train_groups.centred(spread)
     rng = np.random.default_rng(config.seed)
     bank = P.training_bank(config.seed)
-    silent = P.silent_criteria()
-    dsp_train = dsp_criteria("train")
+    states, mask, general, dsp_phr = phrase_table(encoder, bank, P.silent_criteria(), config.criteria_layers)
     data = CriteriaData(z, train_groups.vec, quality, clear_pairs(train_groups, z, config.clear_gap, 4000, rng),
-                        dsp_pairs(train_groups), bank, features.embed([p.text for p in bank]),
-                        features.embed(silent), [features.embed(dsp_train[d]) for d in DSP_DOMAINS])  # fmt: skip
-    criteria_net = fit_criteria(data, config)
+                        dsp_pairs(train_groups), bank, states, mask, general, dsp_phr)  # fmt: skip
+    criteria_net, criteria_log = fit_criteria(data, encoder, config)
     # 5: the folder
     params = {"spread": torch.tensor(spread), "refsim_weight": quality_net.refsim_weight.detach().reshape(1)}
     params.update(linear_params(quality_net.quality, "quality"))
     params.update(linear_params(criteria_net.criteria, "criteria"))
     params["voice_proj"] = criteria_net.voice_proj.weight.detach()
+    first = encoder.model.config.num_hidden_layers - config.criteria_layers
+    for j, layer in enumerate(criteria_net.layers):
+        params.update({f"{CRITERIA_LAYERS}{first + j}.{k}": v.detach() for k, v in layer.state_dict().items()})
     manifest = {"config": asdict(config), "data_hash": data_hash(shared), "seconds": round(time.time() - started),
-                "quality": quality_log, "properties": list(NAMES), "training_pairs": {
+                "quality": quality_log, "criteria_fit": criteria_log, "properties": list(NAMES), "training_pairs": {
                     name: sum(p.source == name for p in pairs) for name in sorted({p.source for p in pairs})},
                 "property_pairs": {NAMES[k]: len(v) for k, v in data.clear.items()}, "dsp_pairs": len(data.dsp),
                 "phrasings": len(bank)}  # fmt: skip

@@ -1,0 +1,216 @@
+"""Fit the criteria side: the encoder's top layer(s), re-tuned to read criteria, a head that turns a criterion's
+embedding into signed property weights and a voice vector, and the voice projection of responses.
+
+A frozen sentence embedding barely tells "I like emojis" from "I dislike emojis"; re-tuning the top transformer
+layer on the criteria task does, and keeps the pretrained knowledge of the layers below (which the response side
+shares). Token states below the tuned layers are computed once; a step runs only the tuned layers over the
+phrasings it draws. Each step draws fresh rows (the paper's criteria noise, re-drawn every step):
+- property rows: a phrasing of property p on a pair that differs clearly in p; the side the phrasing asks for
+  must win; 30% carry an extra general criterion that says nothing about p (noise "add");
+- silent rows: a general criterion, or a phrasing about a property the pair barely differs in: the decision must
+  stay the criteria-free one (noise "remove": what an irrelevant criterion must not change);
+- DSP rows: under a domain's phrasing, that domain's answer beats the others (voice).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from crm_core.properties import NAMES
+from tqdm.auto import tqdm
+
+from crm_train.compositional import phrasings as P
+from crm_train.compositional.features import Groups
+
+DSP_DOMAINS = ("academy", "business", "entertainment", "literature")
+DSP_TRAIN = {
+    "academy": ["I prefer an academic style: rigorous, precise and formal, like a scholarly text.",
+                "Answer like a researcher would, with careful, well-structured reasoning.",
+                "Write like a professor.", "I want a scholarly, academic answer.", "Use an academic register.",
+                "explain it like a textbook would", "Be rigorous and formal, as in a research paper.",
+                "I like answers written for academics."],
+    "business": ["I prefer a business perspective: practical, action-oriented and focused on value.",
+                 "Answer like a business professional, with concrete and pragmatic advice.",
+                 "Write for a business audience.", "I care about ROI, customers and strategy.",
+                 "Frame it for executives.", "give me the business angle", "Think like an entrepreneur.",
+                 "I want a corporate, professional tone focused on results."],
+    "entertainment": ["I prefer a fun, lively and entertaining answer.",
+                      "Make it playful and engaging, like an entertainer would.", "Be funny and entertaining.",
+                      "I like humorous, light-hearted answers.", "Make it fun to read!", "entertain me",
+                      "Write it like a TV host would.", "I want jokes and a playful tone."],
+    "literature": ["I prefer a literary, expressive and artistic style.",
+                   "Answer with the flair of a writer: vivid imagery and beautiful language.",
+                   "Write poetically.", "I love lyrical, literary prose.", "Use vivid, artistic language.",
+                   "make it sound like a novel", "Write like a poet.", "I like rich, expressive storytelling."],
+}  # fmt: skip
+DSP_VALIDATION = {
+    "academy": ["Write it the way a scholar would, for a journal."],
+    "business": ["Frame it for a manager who cares about results and money."],
+    "entertainment": ["Keep me amused: playful, showbiz energy."],
+    "literature": ["Make it read like a poet's or novelist's work."],
+}
+
+
+class CriteriaNet(torch.nn.Module):
+    """Tuned top layer(s) + mean pooling + MLP head -> (property weights, voice vector); and the voice projection
+    of response embeddings."""
+
+    def __init__(self, k: int, hidden: int, rank: int, layers: list[torch.nn.Module]):
+        super().__init__()
+        self.k = k
+        self.layers = torch.nn.ModuleList(layers)
+        self.criteria = torch.nn.Sequential(torch.nn.Linear(384, hidden), torch.nn.GELU(),
+                                            torch.nn.Linear(hidden, k + rank))  # fmt: skip
+        self.voice_proj = torch.nn.Linear(384, rank, bias=False)
+        torch.nn.init.zeros_(self.criteria[2].weight)
+        torch.nn.init.zeros_(self.criteria[2].bias)
+
+    def embed(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        h = states
+        additive = (1.0 - mask[:, None, None, :]) * torch.finfo(h.dtype).min
+        for layer in self.layers:
+            h = layer(h, attention_mask=additive)[0]
+        m = mask[..., None]
+        pooled = (h * m).sum(1) / m.sum(1).clamp(min=1)
+        return torch.nn.functional.normalize(pooled, dim=-1)
+
+    def forward(self, states: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        out = self.criteria(self.embed(states, mask))
+        return out[:, : self.k], out[:, self.k :]
+
+
+@dataclass
+class CriteriaData:
+    """What the criteria fit draws from: answers with their features, and every phrasing's token states."""
+
+    z: np.ndarray  # (answers, K) centred, scaled
+    vec: np.ndarray  # (answers, 384)
+    quality: np.ndarray  # (answers,)
+    clear: dict[int, list[tuple[int, int]]]  # property -> pairs (i, j) where i has clearly more of it
+    dsp: list[tuple[int, int, int]]  # (domain index, winner row, loser row)
+    bank: list[P.Phrasing]
+    states: torch.Tensor  # (phrasings, T, 384): bank, then general (silent) criteria, then DSP phrasings
+    mask: torch.Tensor
+    general: np.ndarray  # indices into states
+    dsp_phrasings: list[np.ndarray]  # per domain: indices into states
+
+
+def phrase_table(encoder, bank: list[P.Phrasing], general: list[str], tuned_layers: int) -> tuple:
+    """Token states below the tuned layers for the bank, the general criteria and the DSP phrasings."""
+    texts = [p.text for p in bank] + general
+    dsp = []
+    for domain in DSP_DOMAINS:
+        dsp.append(np.arange(len(texts), len(texts) + len(DSP_TRAIN[domain])))
+        texts += DSP_TRAIN[domain]
+    after = encoder.model.config.num_hidden_layers - tuned_layers
+    states, mask = encoder.hidden_states(texts, after)
+    return states, mask, np.arange(len(bank), len(bank) + len(general)), dsp
+
+
+def clear_pairs(groups: Groups, z: np.ndarray, gap: float, per_property: int, rng: np.random.Generator) -> dict:
+    """Per property, up to `per_property` within-prompt pairs (more, less) whose scaled values differ by `gap`."""
+    out: dict[int, list[tuple[int, int]]] = {k: [] for k in range(z.shape[1])}
+    for rows in groups.members():
+        if len(rows) < 2:
+            continue
+        a, b = np.triu_indices(len(rows), 1)
+        ra, rb = rows[a], rows[b]
+        diff = z[ra] - z[rb]
+        for k in range(z.shape[1]):
+            hit = np.abs(diff[:, k]) >= gap
+            for i, j, d in zip(ra[hit], rb[hit], diff[hit, k], strict=True):
+                out[k].append((int(i), int(j)) if d > 0 else (int(j), int(i)))
+    for k in out:
+        if len(out[k]) > per_property:
+            keep = rng.choice(len(out[k]), per_property, replace=False)
+            out[k] = [out[k][i] for i in sorted(keep)]
+    return out
+
+
+def dsp_pairs(groups: Groups) -> list[tuple[int, int, int]]:
+    out = []
+    for rows in groups.members():
+        by_domain = {groups.names[r].removeprefix("dsp:"): r for r in rows if groups.names[r].startswith("dsp:")}
+        for d, domain in enumerate(DSP_DOMAINS):
+            if domain not in by_domain:
+                continue
+            out += [(d, by_domain[domain], r) for name, r in by_domain.items() if name != domain]
+    return out
+
+
+def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list[dict]]:
+    """The fit; returns the net and a loss log (every 100 steps)."""
+    torch.manual_seed(config.seed)
+    rng = np.random.default_rng(config.seed)
+    k = data.z.shape[1]
+    n_layers = encoder.model.config.num_hidden_layers
+    tuned = [copy.deepcopy(encoder.model.encoder.layer[i]).float() for i in range(n_layers - config.criteria_layers,
+                                                                                   n_layers)]  # fmt: skip
+    net = CriteriaNet(k, config.criteria_hidden, config.voice_rank, tuned)
+    opt = torch.optim.AdamW([
+        {"params": net.layers.parameters(), "lr": config.criteria_layer_lr},
+        {"params": [*net.criteria.parameters(), *net.voice_proj.parameters()], "lr": config.criteria_lr},
+    ], weight_decay=config.weight_decay)  # fmt: skip
+    z, vec, q = torch.tensor(data.z), torch.tensor(data.vec), torch.tensor(data.quality, dtype=torch.float32)
+    bank_prop = np.array([NAMES.index(p.prop) for p in data.bank])
+    sign = torch.tensor([p.sign for p in data.bank], dtype=torch.float32)
+    pairs = {p: np.array(v) for p, v in data.clear.items() if len(v)}
+    usable = np.flatnonzero([p in pairs for p in bank_prop])
+    dsp = np.array(data.dsp)
+    bce = torch.nn.functional.binary_cross_entropy_with_logits
+    per = config.rows_per_phrasing
+    log: list[dict] = []
+
+    def draw_pairs(props: np.ndarray) -> np.ndarray:
+        return np.stack([pairs[p][int(x * len(pairs[p]))] for p, x in zip(props, rng.random(len(props)), strict=True)])
+
+    def term(w, u, ia, ib):
+        return (w * (z[ia] - z[ib])).sum(1) + (u * (net.voice_proj(vec[ia]) - net.voice_proj(vec[ib]))).sum(1)
+
+    for step in tqdm(range(config.criteria_steps), desc="criteria", unit="step"):
+        n = config.criteria_phrasings
+        prop_phr = rng.choice(usable, n)  # property rows: `per` pairs for each drawn phrasing
+        gen_phr = rng.choice(data.general, max(4, n // 4))
+        silent_bank = rng.choice(len(data.bank), n // 2)
+        dsp_rows = dsp[rng.integers(len(dsp), size=n // 2 * per)]
+        dsp_phr = np.array([rng.choice(data.dsp_phrasings[d]) for d in range(len(DSP_DOMAINS))])
+        phr = np.concatenate([prop_phr, gen_phr, silent_bank, dsp_phr])
+        w_all, u_all = net(data.states[phr], data.mask[phr])
+        o1, o2, o3 = n, n + len(gen_phr), n + len(gen_phr) + len(silent_bank)
+        # property rows, 30% with an extra general criterion
+        rows = np.repeat(np.arange(n), per)
+        pair = draw_pairs(bank_prop[prop_phr][rows])
+        extra = torch.tensor(rng.random(len(rows)) < 0.3, dtype=torch.float32)[:, None]
+        pick = o1 + rng.integers(len(gen_phr), size=len(rows))
+        w = w_all[rows] + extra * w_all[pick]
+        u = u_all[rows] + extra * u_all[pick]
+        ia, ib = torch.tensor(pair[:, 0]), torch.tensor(pair[:, 1])
+        loss_prop = bce(q[ia] - q[ib] + term(w, u, ia, ib), (sign[prop_phr[rows]] > 0).float())
+        # silent rows: general criteria on any clear pair; a bank phrasing on a pair barely differing in its property
+        s_rows = np.concatenate([rng.integers(o1, o2, size=len(gen_phr) * per), np.repeat(np.arange(o2, o3), per)])
+        s_pair = draw_pairs(rng.choice(list(pairs), len(s_rows)))
+        sa, sb = torch.tensor(s_pair[:, 0]), torch.tensor(s_pair[:, 1])
+        from_bank = s_rows >= o2
+        about = np.full(len(s_rows), -1)
+        about[from_bank] = bank_prop[phr[s_rows[from_bank]]]
+        about = torch.tensor(about)
+        gap = (z[sa, about.clamp(min=0)] - z[sb, about.clamp(min=0)]).abs()
+        keep = (about < 0) | (gap < config.silent_gap)
+        s_logit = q[sa] - q[sb] + term(w_all[s_rows], u_all[s_rows], sa, sb)
+        target = torch.sigmoid(q[sa] - q[sb])
+        loss_silent = bce(s_logit[keep], target[keep]) - bce(target[keep].logit(), target[keep])  # KL, 0 at best
+        # DSP rows
+        d_idx = o3 + torch.tensor(dsp_rows[:, 0])
+        da, db = torch.tensor(dsp_rows[:, 1]), torch.tensor(dsp_rows[:, 2])
+        loss_dsp = bce(q[da] - q[db] + term(w_all[d_idx], u_all[d_idx], da, db), torch.ones(len(dsp_rows)))
+        loss = loss_prop + config.silent_weight * loss_silent + loss_dsp
+        if step % 100 == 0 or step == config.criteria_steps - 1:
+            log.append({"step": step, "property": round(float(loss_prop), 4), "silent_kl": round(float(loss_silent), 4),
+                        "dsp": round(float(loss_dsp), 4)})  # fmt: skip
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return net, log
