@@ -94,10 +94,73 @@ def report_card_table(r: dict | None = None) -> str:
     return "\n".join(lines)
 
 
+def compositional_table() -> str:
+    """The compositional CRM's report card (crm_train.compositional.evaluate)."""
+    r = _load("compositional_report.json")
+    p, d, lb = r["properties"], r["dsp"], r["leaderboard"]
+    lines = [
+        f"`{r['model']}`; held-out prompts and validation phrasings only (never trained on).",
+        "",
+        "| property | pairs | more of it asked: right | less of it asked: right |",
+        "|---|---|---|---|",
+    ]
+    for name, v in p["properties"].items():
+        if v["pairs"]:
+            lines.append(f"| {name} | {v['pairs']} | {v['more']:.3f} | {v['less']:.3f} |")
+    c, s = p["combined"], p["silent_agreement"]
+    lines += [
+        "",
+        "| check | n | result |",
+        "|---|---|---|",
+        f"| two or three criteria at once: right | {c['n']} | {c['accuracy']:.3f} (se {c['se']:.3f}) |",
+        f"| silent criteria: decision unchanged | {s['n']} | {s['accuracy']:.3f} (se {s['se']:.3f}) |",
+        f"| DSP flip ({d['groups']} held-out groups) | {d['flip']['n']} | {d['flip']['accuracy']:.3f} |",
+        f"| DSP direction accuracy | {d['direction_accuracy']['n']} | {d['direction_accuracy']['accuracy']:.3f} |",
+    ]
+    for name, v in r["human"].items():
+        lines.append(
+            f"| {name} test, no criteria: accuracy / longer wins | {v['crm']['n']} | {v['crm']['accuracy']:.3f} / "
+            f"{v['longer_wins']['accuracy']:.3f} ({v['margin']:+.3f}, se {v['crm']['se']:.3f}) |"
+        )
+    lines.append(
+        f"| general leaderboard vs AlpacaEval 2.0 LC, evaluation half ({lb['queries']} queries, {lb['models']} "
+        f"models): Kendall tau | {lb['models']} | {lb['tau_vs_lc']:.3f} (length alone {lb['tau_length_alone']:.3f}) |"
+    )
+    g = lb["gpt4_turbo_agreement"]
+    lines.append(
+        f"| agreement with GPT-4-turbo's verdicts, evaluation half ({len(lb['gpt4_turbo_models'])} default models) "
+        f"| {g['n']} | {g['accuracy']:.3f} |"
+    )
+    return "\n".join(lines)
+
+
+def instant_table() -> str:
+    r = _load("instant_leaderboard_cpu.json")
+    full = r["full_leaderboard_seconds"]
+    lines = [
+        f"{r['queries']} queries x {r['models']} models, {r['machine']}; every request a never-seen criteria set.",
+        "",
+        "| what | seconds |",
+        "|---|---|",
+        f"| response side of the bench, built once ({r['response_side_bytes'] / 1e6:.1f} MB on disk) | "
+        f"{r['response_side_build_seconds']} |",
+        f"| full leaderboard, new criteria (median of {full['n']}; p90 {full['p90']}) | {full['median']} |",
+    ]
+    if "topic" in r:
+        lines.append(f"| one topic ({r['topic']['name']}, {r['topic']['queries']} queries) | {r['topic']['seconds']} |")
+    lines.append(f"| Compare tab: two criteria sets | {r['compare_seconds']} |")
+    if "cross_encoder_full_seconds" in r:
+        lines.append(f"| cross-encoder path, same full request (fresh cache) | {r['cross_encoder_full_seconds']} |")
+    lines.append(f"| RSS after the requests / peak, MB | {r['rss_mb_after_requests']} / {r['peak_rss_mb']} |")
+    return "\n".join(lines)
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "throughput": throughput_table,
     "latency": latency_table,
     "report-card": lambda: report_card_table(),
+    "compositional": compositional_table,
+    "instant": instant_table,
 }
 
 

@@ -168,3 +168,25 @@ def test_real_training_sources_hold_no_alpaca_eval_instruction_outside_the_allow
     assert all(alpaca_train_half(p.prompt) for p in annotations)
     assert not {p.prompt.strip() for p in human_pairs(shared_data, "train")} & alpaca
     assert not {prompt.strip() for prompt, _ in answer_groups(shared_data)} & alpaca
+
+
+def test_tuned_criteria_layers_change_criteria_embeddings_only(compositional_crm, tmp_path):
+    """A fitted top layer (criteria_layers.5.*) reads criteria; responses still go through the shared encoder."""
+    import shutil
+
+    from safetensors.numpy import load_file, save_file
+
+    folder = tmp_path / "tuned"
+    shutil.copytree(compositional_crm, folder)
+    plain = load_crm(compositional_crm)
+    layer = plain.encoder.model.encoder.layer[5].state_dict()
+    params = load_file(folder / "heads.safetensors")
+    rng = np.random.default_rng(0)
+    params.update({f"criteria_layers.5.{k}": (v.numpy() + rng.normal(0, 0.05, v.shape)).astype(np.float32)
+                   for k, v in layer.items()})  # fmt: skip
+    save_file(params, str(folder / "heads.safetensors"))
+    tuned = load_crm(folder)
+    text = ["No emojis, please."]
+    assert not np.allclose(tuned.criteria_encoder.encode(text), plain.encoder.encode(text), atol=1e-3)
+    assert np.array_equal(tuned.encoder.encode(text), plain.encoder.encode(text))
+    assert np.array_equal(plain.criteria_encoder.encode(text), plain.encoder.encode(text))

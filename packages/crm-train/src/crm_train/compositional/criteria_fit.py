@@ -206,7 +206,9 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
         d_idx = o3 + torch.tensor(dsp_rows[:, 0])
         da, db = torch.tensor(dsp_rows[:, 1]), torch.tensor(dsp_rows[:, 2])
         loss_dsp = bce(q[da] - q[db] + term(w_all[d_idx], u_all[d_idx], da, db), torch.ones(len(dsp_rows)))
-        loss = loss_prop + config.silent_weight * loss_silent + loss_dsp
+        # the least weights that do the job: nothing else holds back a property no drawn row tests
+        loss_size = config.weight_penalty * w_all.pow(2).mean()
+        loss = loss_prop + config.silent_weight * loss_silent + loss_dsp + loss_size
         if step % 100 == 0 or step == config.criteria_steps - 1:
             log.append({"step": step, "property": round(float(loss_prop), 4), "silent_kl": round(float(loss_silent), 4),
                         "dsp": round(float(loss_dsp), 4)})  # fmt: skip

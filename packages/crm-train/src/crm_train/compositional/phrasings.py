@@ -1,8 +1,8 @@
 """How people ask for (or against) each measured property: a training bank and a separate validation bank.
 
-Each steerable property has nouns for MORE of it and nouns for LESS of it ("long, detailed answers" / "short
-answers"). A liking template over a MORE noun, or a disliking template over a LESS noun, asks for more; the other
-two combinations ask for less, so negation and dislikes are learned from the same nouns, not from keyword rules.
+Each steerable property has nouns for it and, where there is one, antonym nouns ("long, detailed answers" / "short
+answers"). A liking template over a noun, or a disliking template over an antonym, asks for more; the other two
+combinations ask for less, so negation and dislikes are learned from the same nouns, not from keyword rules.
 Informal variants and typos are drawn from the training bank. The validation bank has its own templates and
 nouns, written separately, and is never trained on: every reported number uses it.
 """
@@ -12,47 +12,86 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-# property: (MORE nouns, LESS nouns) for training; VALIDATION_NOUNS below for validation
+# property: (nouns FOR it, ANTONYM nouns: what having less of it looks like; often none)
 TRAIN_NOUNS: dict[str, tuple[list[str], list[str]]] = {
     "words": (["long, detailed answers", "thorough explanations", "comprehensive responses", "lots of detail",
                "in-depth answers"], ["short answers", "concise responses", "brief replies", "brevity",
                                      "answers that get to the point quickly"]),
-    "bullets": (["bullet points", "bulleted lists", "lists of points"], ["bullet points", "bulleted lists"]),
-    "numbered": (["numbered steps", "numbered lists", "step-by-step numbered instructions"],
-                 ["numbered lists", "numbered steps"]),
-    "headings": (["headings", "section headers", "titled sections"], ["headings", "section headers"]),
-    "bold": (["bold text", "bolded key phrases", "highlighted keywords in bold"], ["bold text", "bolding"]),
-    "tables": (["tables", "markdown tables", "information laid out in a table"], ["tables", "markdown tables"]),
-    "code_blocks": (["code examples", "code snippets", "code blocks"], ["code", "code snippets", "code blocks"]),
-    "emoji": (["emojis", "emoji", "emoticons", "smiley faces"], ["emojis", "emoji", "emoticons"]),
-    "links": (["links", "URLs to sources", "references with links"], ["links", "URLs"]),
-    "question_back": (["follow-up questions at the end", "a question back to me at the end",
-                       "answers that end by asking me something"],
-                      ["questions back to me", "follow-up questions at the end", "being asked questions back"]),
-    "apology": (["apologies", "an apologetic tone"], ["apologies", "needless apologizing", "saying sorry"]),
-    "ai_disclaimer": (["reminders that you are an AI", "AI disclaimers"],
-                      ["'as an AI' disclaimers", "reminders that you are an AI", "AI disclaimers"]),
-    "refusal": (["refusals when in doubt", "declining questionable requests"],
-                ["refusals", "refusing to answer", "declining to help"]),
-    "caveats": (["safety warnings", "caveats and warnings", "disclaimers about risks"],
-                ["caveats", "warnings and disclaimers", "safety lectures"]),
-    "exclamations": (["exclamation marks", "an excited tone with exclamation points"],
-                     ["exclamation marks", "exclamation points"]),
-    "first_person": (["personal first-person answers", "you talking about yourself"],
-                     ["talking about yourself", "first-person statements"]),
-    "second_person": (["answers that address me directly as 'you'", "direct address"],
-                      ["addressing me as 'you'", "direct address"]),
-    "numbers": (["numbers and statistics", "concrete figures", "quantitative data"],
-                ["numbers and statistics", "figures and data"]),
-    "quotes": (["quotations", "quotes from sources", "quoted passages"], ["quotations", "quotes"]),
+    "bullets": (["bullet points", "bulleted lists", "lists of points"], ["flowing prose", "plain paragraphs"]),
+    "numbered": (["numbered steps", "numbered lists", "step-by-step numbered instructions"], []),
+    "headings": (["headings", "section headers", "titled sections"], ["one continuous block of text"]),
+    "bold": (["bold text", "bolded key phrases", "highlighted keywords in bold"], ["plain unformatted text"]),
+    "tables": (["tables", "markdown tables", "information laid out in a table"], []),
+    "code_blocks": (["code examples", "code snippets", "code blocks", "code"], ["explanations in plain words"]),
+    "emoji": (["emojis", "emoji", "emoticons", "smiley faces"], []),
+    "links": (["links", "URLs", "URLs to sources", "references with links"], []),
+    "question_back": (["follow-up questions at the end", "a question back to me at the end", "questions back to me",
+                       "answers that end by asking me something", "being asked questions back"], []),
+    "apology": (["apologies", "an apologetic tone", "needless apologizing", "saying sorry"], []),
+    "ai_disclaimer": (["reminders that you are an AI", "AI disclaimers", "'as an AI' disclaimers"], []),
+    "refusal": (["refusals", "refusing to answer", "declining to help", "declining questionable requests"], []),
+    "caveats": (["safety warnings", "caveats and warnings", "disclaimers about risks", "caveats",
+                 "safety lectures"], []),
+    "exclamations": (["exclamation marks", "exclamation points", "an excited tone with exclamation points"],
+                     ["a calm, measured tone"]),
+    "first_person": (["personal first-person answers", "you talking about yourself", "first-person statements"],
+                     ["impersonal answers"]),
+    "second_person": (["answers that address me directly as 'you'", "direct address", "addressing me as 'you'"],
+                      ["impersonal, third-person writing"]),
+    "numbers": (["numbers and statistics", "concrete figures", "quantitative data", "figures and data"],
+                ["qualitative descriptions without numbers"]),
+    "quotes": (["quotations", "quotes from sources", "quoted passages", "quotes"], []),
     "reading_grade": (["sophisticated vocabulary", "advanced, technical language", "complex academic wording"],
                       ["simple words", "plain, easy language", "simple vocabulary a child could follow"]),
     "sentence_length": (["long, elaborate sentences", "complex sentence structure"],
                         ["short sentences", "short, punchy sentences"]),
-    "summary": (["a summary at the end", "a concluding recap", "a closing summary"],
-                ["closing summaries", "recaps at the end", "an 'in conclusion' paragraph"]),
-    "greeting": (["an enthusiastic opener like 'Sure!'", "a friendly 'Certainly!' at the start"],
-                 ["filler openers like 'Sure!' or 'Certainly!'", "'Great question!' openers"]),
+    "summary": (["a summary at the end", "a concluding recap", "a closing summary", "recaps at the end",
+                 "an 'in conclusion' paragraph"], []),
+    "greeting": (["an enthusiastic opener like 'Sure!'", "a friendly 'Certainly!' at the start",
+                  "filler openers like 'Sure!' or 'Certainly!'", "'Great question!' openers"],
+                 ["answers that start straight with the content"]),
+}  # fmt: skip
+
+# Whole sentences people type, beyond the templates: (asks for MORE, asks for LESS)
+TRAIN_SENTENCES: dict[str, tuple[list[str], list[str]]] = {
+    "words": (["Prefer detailed, thorough answers.", "Explain everything in depth.", "Longer is better for me.",
+               "Don't hold back on detail.", "Cover all the angles.", "I like long answers"],
+              ["Prefer short, concise answers.", "Keep it brief.", "Be concise.", "tl;dr please",
+               "Just the answer, no fluff.", "Don't ramble.", "Shorter is better."]),
+    "question_back": (["End by asking me a question.", "Ask me a follow-up question at the end.",
+                       "Check with me at the end whether I need more."],
+                      ["Don't ask me questions back.", "Never end with a question.", "Do not ask me anything back.",
+                       "Just answer, don't ask me things."]),
+    "emoji": (["Add some emojis!", "Make it fun with emoji 😀", "Sprinkle emojis in."],
+              ["Don't put emojis in.", "Professional text, no emoji.", "Emojis look childish to me."]),
+    "headings": (["Organise it under headings.", "Split it into titled sections."],
+                 ["Don't split it into sections.", "No headers, just text."]),
+    "bullets": (["Use bullet points.", "Give me a bulleted list."], ["Write prose, not lists.", "No bullet lists."]),
+    "numbered": (["Give me numbered steps.", "Number each step."], ["Don't number things.", "No numbered lists."]),
+    "code_blocks": (["Show me the code.", "Include a code example."],
+                    ["Explain in words, no code.", "Don't show code."]),
+    "caveats": (["Warn me about the risks.", "Mention any safety concerns."],
+                ["Skip the warnings.", "Don't lecture me about safety.", "No disclaimers, please."]),
+    "apology": (["Be apologetic.", "Apologise when appropriate."], ["Stop apologizing.", "Don't say sorry."]),
+    "ai_disclaimer": (["Remind me you're an AI.", "Mention that you are a language model."],
+                      ["Don't tell me you're an AI.", "Skip the 'as an AI' stuff."]),
+    "greeting": (["Start with a friendly 'Sure!'", "Open enthusiastically."],
+                 ["Don't start with 'Sure!' or 'Certainly!'", "Skip the pleasantries at the start."]),
+    "summary": (["End with a summary.", "Wrap up with a short recap."], ["No summary at the end.", "Don't recap."]),
+    "links": (["Give me links.", "Link to sources."], ["Don't include links.", "No URLs please."]),
+    "tables": (["Put it in a table.", "Compare them in a table."], ["Don't use tables.", "No tables."]),
+    "numbers": (["Give me hard numbers.", "Quantify things."], ["Don't drown me in numbers.", "Fewer statistics."]),
+    "bold": (["Bold the key points.", "Highlight important words in bold."], ["Don't bold things.", "No bold."]),
+    "exclamations": (["Be excited!", "Show enthusiasm with exclamation marks!"],
+                     ["Calm tone, no exclamation marks.", "Don't shout with exclamation marks."]),
+    "reading_grade": (["Use technical language.", "Write for experts."],
+                      ["Explain it like I'm five.", "Use simple words.", "Keep the language simple."]),
+    "sentence_length": (["Write in long, flowing sentences."], ["Use short sentences.", "Keep sentences short."]),
+    "first_person": (["Tell me about your own view.", "Speak in the first person."],
+                     ["Don't talk about yourself.", "Leave yourself out of it."]),
+    "second_person": (["Talk to me directly.", "Address me as you."], ["Don't address me directly.",
+                                                                       "Write impersonally."]),
+    "quotes": (["Include quotes.", "Quote your sources."], ["Don't quote anything.", "No quotations."]),
 }  # fmt: skip
 
 LIKE = ["I like {n}.", "Please use {n}.", "Include {n}.", "I love it when answers have {n}.", "More {n}, please.",
@@ -65,28 +104,28 @@ DISLIKE = ["I dislike {n}.", "No {n}, please.", "Avoid {n}.", "Don't use {n}.", 
 VALIDATION_NOUNS: dict[str, tuple[list[str], list[str]]] = {
     "words": (["exhaustive, long-form coverage", "elaborate, expansive write-ups"],
               ["compact replies", "succinct answers of a few lines"]),
-    "bullets": (["point-form lists with dashes"], ["bullet lists"]),
-    "numbered": (["an ordered 1-2-3 sequence of steps"], ["enumerated steps"]),
-    "headings": (["section titles breaking up the text"], ["section titles"]),
-    "bold": (["key terms emphasised in bold"], ["bold emphasis"]),
-    "tables": (["a comparison grid / table"], ["tabular formatting"]),
-    "code_blocks": (["sample programs in code fences"], ["programming code"]),
-    "emoji": (["little pictograms like 😀 and 👍"], ["emoji icons"]),
-    "links": (["web addresses I can click"], ["hyperlinks"]),
-    "question_back": (["closing with a question for me"], ["ending on a question for me"]),
-    "apology": (["saying sorry"], ["constant apologising"]),
-    "ai_disclaimer": (["mentions that you're a language model"], ["the 'I am just a language model' line"]),
-    "refusal": (["turning down requests"], ["turning down requests"]),
-    "caveats": (["risk warnings"], ["cautionary notes"]),
-    "exclamations": (["lots of !!!"], ["lots of !!!"]),
-    "first_person": (["the assistant speaking in the first person"], ["the assistant speaking in the first person"]),
-    "second_person": (["speaking to me as you"], ["speaking to me as you"]),
-    "numbers": (["hard numbers and percentages"], ["piles of percentages"]),
-    "quotes": (["cited quotations"], ["cited quotations"]),
+    "bullets": (["point-form lists with dashes", "bullet lists"], []),
+    "numbered": (["an ordered 1-2-3 sequence of steps", "enumerated steps"], []),
+    "headings": (["section titles breaking up the text"], []),
+    "bold": (["key terms emphasised in bold", "bold emphasis"], []),
+    "tables": (["a comparison grid / table", "tabular formatting"], []),
+    "code_blocks": (["sample programs in code fences", "programming code"], []),
+    "emoji": (["little pictograms like 😀 and 👍", "emoji icons"], []),
+    "links": (["web addresses I can click", "hyperlinks"], []),
+    "question_back": (["closing with a question for me", "ending on a question for me"], []),
+    "apology": (["constant apologising"], []),
+    "ai_disclaimer": (["mentions that you're a language model", "the 'I am just a language model' line"], []),
+    "refusal": (["turning down requests"], []),
+    "caveats": (["risk warnings", "cautionary notes"], []),
+    "exclamations": (["lots of !!!"], []),
+    "first_person": (["the assistant speaking in the first person"], []),
+    "second_person": (["speaking to me as you"], []),
+    "numbers": (["hard numbers and percentages", "piles of percentages"], []),
+    "quotes": (["cited quotations"], []),
     "reading_grade": (["erudite, jargon-rich prose"], ["wording a ten-year-old gets"]),
     "sentence_length": (["long winding sentences"], ["crisp one-line sentences"]),
-    "summary": (["a wrap-up at the end"], ["a wrap-up at the end"]),
-    "greeting": (["a cheerful 'Of course!' first"], ["a cheerful 'Of course!' first"]),
+    "summary": (["a wrap-up at the end"], []),
+    "greeting": (["a cheerful 'Of course!' first"], []),
 }  # fmt: skip
 VALIDATION_LIKE = ["It would be great to see {n}.", "Feel free to go with {n}.", "My ideal answer has {n}.",
                    "Go heavy on {n}."]  # fmt: skip
@@ -115,14 +154,15 @@ def _fill(template: str, noun: str) -> str:
 
 
 def _bank(nouns: dict, like: list[str], dislike: list[str]) -> list[Phrasing]:
+    """Liking a noun for the property, or disliking its antonym, asks for more; the other two ask for less."""
     out = []
-    for prop, (more, less) in nouns.items():
+    for prop, (names, antonyms) in nouns.items():
         for template in like:
-            out += [Phrasing(_fill(template, n), prop, +1) for n in more]
-            out += [Phrasing(_fill(template, n), prop, -1) for n in less if n not in more]
+            out += [Phrasing(_fill(template, n), prop, +1) for n in names]
+            out += [Phrasing(_fill(template, n), prop, -1) for n in antonyms]
         for template in dislike:
-            out += [Phrasing(_fill(template, n), prop, -1) for n in more]
-            out += [Phrasing(_fill(template, n), prop, +1) for n in less if n not in more]
+            out += [Phrasing(_fill(template, n), prop, -1) for n in names]
+            out += [Phrasing(_fill(template, n), prop, +1) for n in antonyms]
     return list(dict.fromkeys(out))
 
 
@@ -144,8 +184,10 @@ def typo(text: str, rng: random.Random) -> str:
 
 
 def training_bank(seed: int = 0, typos_per_phrasing: float = 0.3) -> list[Phrasing]:
-    """The training phrasings plus typo'd copies of a share of them."""
+    """The training phrasings (templates and whole sentences) plus typo'd copies of a share of them."""
     bank = _bank(TRAIN_NOUNS, LIKE, DISLIKE)
+    for prop, (more, less) in TRAIN_SENTENCES.items():
+        bank += [Phrasing(t, prop, +1) for t in more] + [Phrasing(t, prop, -1) for t in less]
     rng = random.Random(seed)
     extra = [Phrasing(typo(p.text, rng), p.prop, p.sign) for p in bank if rng.random() < typos_per_phrasing]
     return bank + extra

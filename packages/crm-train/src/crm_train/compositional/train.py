@@ -66,6 +66,7 @@ class CompositionalConfig:
     rows_per_phrasing: int = _f(4, "pairs judged under each drawn phrasing per step")
     criteria_lr: float = _f(2e-3, "learning rate of the criteria head and the voice projection")
     criteria_layer_lr: float = _f(5e-5, "learning rate of the re-tuned encoder layer(s)")
+    weight_penalty: float = _f(0.05, "L2 penalty on the property weights a criterion gives (mean over properties)")
     clear_gap: float = _f(1.2, "a property pair differs clearly when its scaled property differs by this much")
     spread_floor: float = _f(0.5, "least spread of a property (one occurrence of a rare one is then ~1.4 units)")
     silent_gap: float = _f(0.3, "a criterion is silent on a pair whose scaled property differs by less than this")
