@@ -5,18 +5,22 @@
   comparison).
 - w(c): signed weights a small network reads from each criterion's sentence embedding, summed over criteria and
   dislikes (a dislike "X" is read as "I dislike X."). Criteria are split into sentences first, so "No emojis.
-  Use headings." is two criteria.
+  Use headings." is two criteria. The criteria embedding comes from the same encoder with its top layer re-tuned
+  on the criteria task (heads' `criteria_layers.*`): a frozen sentence embedding barely separates "I like X"
+  from "I dislike X".
 - voice(c, q, r) = u(c) . P e(r): the fit of the response's embedding to the criteria's voice (domain, tone,
   audience), a low-rank bilinear form.
 - quality(q, r): a criteria-free preference read from the response and query embeddings, the properties and the
   response's similarity to a reference answer (the bench's reference model) where there is one.
 Everything about (q, r) is computed once per response; a new criteria set costs one encoding of each criterion,
 so a leaderboard over every stored response is arithmetic. The folder: crm.json (kind "compositional"), heads
-.safetensors (the small networks, run in NumPy), encoder/ (MiniLM, float16 weights; crm_core.encoder).
+.safetensors (the small networks, run in NumPy, and the re-tuned layer), encoder/ (MiniLM, float16 weights;
+crm_core.encoder). With $USL_EMBEDDINGS set to an embedding store, response vectors already in it are reused.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from crm_core.encoder import ENCODER_DIR, TextEncoder
+from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder
 from crm_core.model import CRMSpec, Pair, PairScores
 from crm_core.properties import NAMES, measure_many
 
@@ -132,6 +136,8 @@ class CompositionalScorer:
         self.heads = CompositionalHeads(params)
         self.encoder = TextEncoder(self.folder / ENCODER_DIR, threads=threads)
         self.criteria_encoder = criteria_encoder(self.encoder, params)
+        store = os.environ.get("USL_EMBEDDINGS")  # an embedding store (crm_core.encoder) shared with training
+        self.store = EmbeddingStore(store, self.encoder) if store else None
         self.reference_model = self.spec.extra.get("reference_model")
         self._criteria_cache = lru_cache(maxsize=4096)(self._encode_one_criterion)
 
@@ -157,14 +163,15 @@ class CompositionalScorer:
     ) -> ResponseSide:
         """Criteria-free part of many (query, response) pairs; `references` are the reference model's answers to
         the same queries (None where there is none)."""
+        encode = self.store.get if self.store is not None else self.encoder.encode
         distinct_queries = list(dict.fromkeys(queries))
-        qvec = self.encoder.encode(distinct_queries)
+        qvec = encode(distinct_queries)
         where = {q: i for i, q in enumerate(distinct_queries)}
-        rvec = self.encoder.encode(list(responses), progress=progress)
+        rvec = encode(list(responses), progress=progress)
         refsim = None
         if references is not None:
             known = [r for r in dict.fromkeys(references) if r is not None]
-            ref_vec = dict(zip(known, self.encoder.encode(known), strict=True))
+            ref_vec = dict(zip(known, encode(known), strict=True))
             refsim = np.array([float(v @ ref_vec[r]) if r is not None else 0.0
                                for v, r in zip(rvec, references, strict=True)], dtype=np.float32)  # fmt: skip
         return self.heads.response_side(qvec[[where[q] for q in queries]], rvec, measure_many(responses), refsim)
