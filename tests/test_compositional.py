@@ -190,3 +190,21 @@ def test_tuned_criteria_layers_change_criteria_embeddings_only(compositional_crm
     assert not np.allclose(tuned.criteria_encoder.encode(text), plain.encoder.encode(text), atol=1e-3)
     assert np.array_equal(tuned.encoder.encode(text), plain.encoder.encode(text))
     assert np.array_equal(plain.criteria_encoder.encode(text), plain.encoder.encode(text))
+
+
+def test_query_ids_file_is_read_and_bad_lines_are_named(tmp_path):
+    from usl_space.rank_cli import read_query_ids
+
+    good = tmp_path / "ids.txt"
+    good.write_text("\ufeff# held-out half\n3\n\n1  # a comment\n3\n", encoding="utf-8")
+    assert read_query_ids(str(good), {1, 2, 3}) == [1, 3]
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1\nabc\n9\n", encoding="utf-8")
+    with pytest.raises(ValueError) as error:
+        read_query_ids(str(bad), {1, 2, 3})
+    assert f"{bad}:2: expected a query id" in str(error.value) and f"{bad}:3: query id 9 is not on the bench" in str(
+        error.value
+    )
+    (tmp_path / "empty.txt").write_text("# nothing\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no query ids"):
+        read_query_ids(str(tmp_path / "empty.txt"), {1})
