@@ -208,3 +208,14 @@ def test_query_ids_file_is_read_and_bad_lines_are_named(tmp_path):
     (tmp_path / "empty.txt").write_text("# nothing\n", encoding="utf-8")
     with pytest.raises(ValueError, match="no query ids"):
         read_query_ids(str(tmp_path / "empty.txt"), {1})
+
+
+def test_the_app_says_how_it_read_the_criteria(compositional_crm, tmp_path):
+    from usl_space.app import reading
+
+    engine = toy_engine(compositional_crm, ScoreCache(tmp_path / "e.sqlite"))
+    text = reading(engine, ["<b>No emojis</b>"], ["$\\\\undefined$"])
+    assert text.startswith("\n\nRead your criteria as:") and "<b>" not in text and "undefined" not in text
+    weights = engine.scorer.criteria_side(["<b>No emojis</b>"], ["$\\\\undefined$"]).explain()
+    assert all(f"{name} {weight:+.1f}" in text for name, weight in weights)
+    assert reading(engine, [], []) == ""
