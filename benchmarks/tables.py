@@ -155,12 +155,36 @@ def instant_table() -> str:
     return "\n".join(lines)
 
 
+def quality_table() -> str:
+    r = _load("quality_variants.json")
+    lines = [
+        "Quality term alone (no criteria), frozen MiniLM features (128 tokens). Selection: validation columns and "
+        "the training half (a development set); the evaluation half is the test.",
+        "",
+        "| variant | val: annotations / human | dev tau vs LC | test tau vs LC (discrete) | test agreement with "
+        "GPT-4-turbo | test margin over longer-wins: auto_j / hh_rlhf / webgpt / pandalm |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, v in r.items():
+        test = v["leaderboard_evaluation_half"]
+        val, human = v.get("validation"), v.get("human_test")
+        val_text = f"{val['annotations']:.3f} / {val['human']:.3f}" if val else ""
+        margins = " / ".join(f"{human[k]['margin']:+.3f}" for k in ("auto_j", "hh_rlhf", "webgpt", "pandalm"))
+        lines.append(
+            f"| {name} | {val_text} | {v['leaderboard_training_half']['tau_vs_lc']:.3f} | {test['tau_vs_lc']:.3f} "
+            f"({test['tau_discrete_vs_lc']:.3f}) | {test['gpt4_turbo_agreement']['accuracy']:.3f} | "
+            f"{margins if human else ''} |"
+        )
+    return "\n".join(lines)
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "throughput": throughput_table,
     "latency": latency_table,
     "report-card": lambda: report_card_table(),
     "compositional": compositional_table,
     "instant": instant_table,
+    "quality": quality_table,
 }
 
 

@@ -110,7 +110,7 @@ def property_report(judge: Judge, groups: Groups, gap: float, silent_gap: float,
             pairs_by.setdefault("all", []).append((int(i), int(j)))
     allpairs = np.array(pairs_by["all"])
     per_prop, combined, silent = {}, [], []
-    general = P.silent_criteria()
+    general = P.VALIDATION_GENERAL
     for prop in by_prop:
         k = NAMES.index(prop)
         diff = z[allpairs[:, 0], k] - z[allpairs[:, 1], k]

@@ -55,9 +55,14 @@ TRAIN_NOUNS: dict[str, tuple[list[str], list[str]]] = {
 # Whole sentences people type, beyond the templates: (asks for MORE, asks for LESS)
 TRAIN_SENTENCES: dict[str, tuple[list[str], list[str]]] = {
     "words": (["Prefer detailed, thorough answers.", "Explain everything in depth.", "Longer is better for me.",
-               "Don't hold back on detail.", "Cover all the angles.", "I like long answers"],
+               "Don't hold back on detail.", "Cover all the angles.", "I like long answers",
+               "The more detail the better.", "Give me a complete, in-depth explanation.", "Be thorough.",
+               "I want the full story, not a summary.", "Elaborate as much as you can.", "Write at length.",
+               "I hate answers that are too short.", "Don't be brief.", "Please be comprehensive."],
               ["Prefer short, concise answers.", "Keep it brief.", "Be concise.", "tl;dr please",
-               "Just the answer, no fluff.", "Don't ramble.", "Shorter is better."]),
+               "Just the answer, no fluff.", "Don't ramble.", "Shorter is better.", "One or two sentences max.",
+               "Brevity, please.", "I hate long answers.", "Don't write an essay.", "Keep answers compact.",
+               "Less is more.", "Quick answers only.", "Cut the padding, short replies."]),
     "question_back": (["End by asking me a question.", "Ask me a follow-up question at the end.",
                        "Check with me at the end whether I need more."],
                       ["Don't ask me questions back.", "Never end with a question.", "Do not ask me anything back.",
@@ -200,6 +205,12 @@ def validation_bank() -> list[Phrasing]:
     return bank
 
 
+# General criteria for the silent check, never trained on: they say nothing about any measured property
+VALIDATION_GENERAL = ["Please get the facts right.", "I need a trustworthy answer.", "I'm a nurse asking for work.",
+                      "Help me understand this.", "Be fair to every side.", "I'm curious about science.",
+                      "Solve the problem correctly.", "I value good judgement."]  # fmt: skip
+
+
 def dislike_text(item: str) -> str:
     """How the app's `dislikes` field is read: each item as 'I dislike <item>.'"""
     item = item.strip().rstrip(".")
@@ -212,4 +223,8 @@ def silent_criteria(shared_rubrics: list[str] | None = None) -> list[str]:
     from crm_train.build_data import HH_CRITERIA, WEBGPT_CRITERIA
 
     general = [c for group in HH_CRITERIA.values() for c in group] + list(WEBGPT_CRITERIA)
+    general += ["Be helpful.", "I care about correctness.", "I'm a software engineer.", "I'm a student.",
+                "Answer my question.", "I like answers about history.", "Be honest.", "Make sure it is accurate.",
+                "I'm asking for my job.", "Prefer the better answer.", "Explain the reasoning clearly.",
+                "I want practical advice.", "Be respectful.", "Stay on topic."]  # fmt: skip
     return general + list(shared_rubrics or [])
