@@ -169,11 +169,12 @@ def quality_table() -> str:
         test = v["leaderboard_evaluation_half"]
         val, human = v.get("validation"), v.get("human_test")
         val_text = f"{val['annotations']:.3f} / {val['human']:.3f}" if val else ""
-        margins = " / ".join(f"{human[k]['margin']:+.3f}" for k in ("auto_j", "hh_rlhf", "webgpt", "pandalm"))
+        keys = ("auto_j", "hh_rlhf", "webgpt", "pandalm")
+        margins = " / ".join(f"{human[k]['margin']:+.3f}" for k in keys) if human else ""
         lines.append(
             f"| {name} | {val_text} | {v['leaderboard_training_half']['tau_vs_lc']:.3f} | {test['tau_vs_lc']:.3f} "
             f"({test['tau_discrete_vs_lc']:.3f}) | {test['gpt4_turbo_agreement']['accuracy']:.3f} | "
-            f"{margins if human else ''} |"
+            f"{margins} |"
         )
     return "\n".join(lines)
 

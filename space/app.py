@@ -1,4 +1,4 @@
-"""Hugging Face Space entry point: the USL app on the shipped CRM (space/models/crm-minilm).
+"""Hugging Face Space entry point: the USL app on the shipped CRM (space/models/crm-compositional).
 
 On first start it downloads the public AlpacaEval responses of the default models (progress in the logs);
 set USL_DATA to a bench or AlpacaEval-style folder to run offline.
