@@ -110,6 +110,11 @@ def test_an_upload_is_encoded_once_and_ranked_with_the_others(compositional_crm,
     board = upload.rank(["Use emojis, I love them."])
     assert "upload" in [r["model"] for r in board.rows] and len(board.rows) == 5
     assert "upload" not in engine.models and len(engine.response_table().models) < len(upload.response_table().models)
+    calls = []
+    original = engine.scorer.response_side
+    engine.scorer.response_side = lambda *a, **k: calls.append(1) or original(*a, **k)
+    again = engine.with_model("upload", outputs)  # the next request with the same upload: nothing re-encoded
+    assert not calls and again.rank(["Use emojis, I love them."]).rows == board.rows
 
 
 # -- data rules ---------------------------------------------------------------------------------------------------

@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from crm_core.compositional import ResponseSide
 from crm_core.data import Bench
 from crm_core.model import Pair, Scorer, softmax
 from crm_core.paths import cache_dir
 
 from usl_space.cache import ScoreCache, checkpoint_id, normalise_criteria, text_digest
-from usl_space.instant import ResponseTable
+from usl_space.instant import ResponseTable, response_side_of
 from usl_space.stats import intervals, length_controlled_win_rate
 from usl_space.topics import TopicIndex
 
@@ -108,6 +109,7 @@ class Engine:
         self.instant = getattr(scorer.spec, "kind", "cross-encoder") == "compositional"
         self.weighted = self.instant  # weighted win rates (see leaderboard); a property of the CRM kind
         self._table: ResponseTable | None = None
+        self._uploads: dict[tuple[str, str], ResponseSide] = {}  # shared by the copies with_model makes
 
     # -- the instant path (compositional CRMs) ----------------------------------------------------------------
     def response_table(self, progress: bool = False) -> ResponseTable:
@@ -151,9 +153,13 @@ class Engine:
         added = {(int(idx), name): text for idx, text in outputs.items()}
         other.output = {**self.output, **added}
         other.models = [*self.models, name]
-        if self.instant:  # the upload's responses are encoded once, now; then it ranks like the others
+        if self.instant:  # an upload's responses are encoded once per engine; then it ranks like the others
+            key = (name, text_digest(*(f"{i}\x00{t}" for (i, _), t in sorted(added.items()))))
+            if key not in self._uploads:
+                self._uploads[key] = response_side_of(self.scorer, self.query, added, self.output)
             other._compute_lock = threading.Lock()
-            other._table = self.response_table().extended(self.scorer, self.query, added, self.output)
+            other._table = self.response_table().extended(self.scorer, self.query, added, self.output,
+                                                          self._uploads[key])  # fmt: skip
         return other
 
     # -- which queries, in which order ------------------------------------------------------------------------

@@ -23,6 +23,15 @@ from crm_core.compositional import CompositionalScorer, ResponseSide
 FORMAT = 1
 
 
+def response_side_of(scorer: CompositionalScorer, query: dict[int, str], outputs: dict[tuple[int, str], str],
+                     reference_outputs: dict[tuple[int, str], str]) -> ResponseSide:  # fmt: skip
+    """The response side of `outputs`, rows in sorted (idx, model) order."""
+    keys = sorted(outputs)
+    reference = scorer.reference_model
+    refs = [reference_outputs.get((i, reference)) for i, _ in keys] if reference else None
+    return scorer.response_side([query[i] for i, _ in keys], [outputs[k] for k in keys], refs)
+
+
 class StaleTableError(ValueError):
     """A saved response side that belongs to another CRM, bench or format."""
 
@@ -57,13 +66,19 @@ class ResponseTable:
         return cls(np.array([i for i, _ in keys], dtype=np.int64), [m for _, m in keys], side, checkpoint,
                    bench_hash, time.perf_counter() - started)  # fmt: skip
 
-    def extended(self, scorer: CompositionalScorer, query: dict[int, str], outputs: dict[tuple[int, str], str],
-                 reference_outputs: dict[tuple[int, str], str]) -> ResponseTable:  # fmt: skip
-        """This table plus more responses (an uploaded model), encoded now."""
+    def extended(
+        self,
+        scorer: CompositionalScorer,
+        query: dict[int, str],
+        outputs: dict[tuple[int, str], str],
+        reference_outputs: dict[tuple[int, str], str],
+        more: ResponseSide | None = None,
+    ) -> ResponseTable:
+        """This table plus more responses (an uploaded model), encoded now unless `more` (their response side, in
+        sorted key order) is given."""
         keys = sorted(outputs)
-        reference = scorer.reference_model
-        refs = [reference_outputs.get((i, reference)) for i, _ in keys] if reference else None
-        more = scorer.response_side([query[i] for i, _ in keys], [outputs[k] for k in keys], refs)
+        if more is None:
+            more = response_side_of(scorer, query, outputs, reference_outputs)
         side = ResponseSide(np.concatenate([self.side.z, more.z]), np.concatenate([self.side.quality, more.quality]),
                             np.concatenate([self.side.voice, more.voice]))  # fmt: skip
         return ResponseTable(np.concatenate([self.idx, [i for i, _ in keys]]).astype(np.int64),
