@@ -50,9 +50,32 @@ def test_config_errors_are_clear(overrides, message):
 
 
 def test_shipped_configs_load_and_every_field_has_help():
+    from crm_train.compositional.train import CompositionalConfig
+    from crm_train.config import config_kind
+    from crm_train.train_cli import config_class
+
+    kinds = set()
     for path in sorted((REPO / "training" / "configs").glob("*.yaml")):
-        assert isinstance(load_config(path), TrainConfig), path
-    assert all(f.metadata["help"] for f in TrainConfig.__dataclass_fields__.values())
+        cls = config_class(config_kind(path))
+        kinds.add(cls)
+        assert isinstance(load_config(path, config_cls=cls), cls), path
+    assert kinds == {TrainConfig, CompositionalConfig}
+    for cls in kinds:
+        assert all(f.metadata["help"] for f in cls.__dataclass_fields__.values())
+    with pytest.raises(ValueError, match="unknown config field"):  # a compositional config is not a TrainConfig
+        load_config(REPO / "training/configs/crm-compositional.yaml")
+
+
+def test_compositional_config_help_and_overrides(capsys):
+    path = str(REPO / "training/configs/crm-compositional.yaml")
+    assert crm_train(["--config", path, "--criteria-steps", "7", "--print-config"]) == 0
+    out = capsys.readouterr().out
+    assert "criteria_steps: 7\n" in out and "kind: compositional\n" in out
+    with pytest.raises(SystemExit):
+        crm_train(["--config", path, "--help"])
+    assert "--weight-penalty VALUE" in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # a cross-encoder field is not an option of a compositional config
+        crm_train(["--config", path, "--noise-probability", "0.5", "--print-config"])
 
 
 def test_print_config_and_help(capsys):
