@@ -60,6 +60,21 @@ def mlp(params: dict[str, np.ndarray], prefix: str, x: np.ndarray) -> np.ndarray
     return x
 
 
+def quality_input(query_vec: np.ndarray, response_vec: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """The quality network's input rows: response embedding, its product with the query's, scaled properties.
+    Training (crm_train.compositional.train) builds them with this same function."""
+    return np.concatenate([response_vec, query_vec * response_vec, z], axis=1).astype(np.float32)
+
+
+def reference_similarity(vecs: np.ndarray, references: Sequence[str | None], encode) -> np.ndarray:
+    """Cosine of each response embedding to its reference answer's (0 where there is none); `encode` turns texts
+    into unit vectors."""
+    known = [r for r in dict.fromkeys(references) if r is not None]
+    ref_vec = dict(zip(known, encode(known), strict=True)) if known else {}
+    return np.array([float(v @ ref_vec[r]) if r is not None else 0.0 for v, r in zip(vecs, references, strict=True)],
+                    dtype=np.float32)  # fmt: skip
+
+
 @dataclass
 class ResponseSide:
     """Everything the score needs from a set of responses, criteria-free: computed once per bench."""
@@ -94,8 +109,7 @@ class CompositionalHeads:
     def response_side(self, query_vec: np.ndarray, response_vec: np.ndarray, phi: np.ndarray,
                       refsim: np.ndarray | None = None) -> ResponseSide:  # fmt: skip
         z = (phi / self.spread).astype(np.float32)
-        x = np.concatenate([response_vec, query_vec * response_vec, z], axis=1)
-        quality = mlp(self.params, "quality", x)[:, 0]
+        quality = mlp(self.params, "quality", quality_input(query_vec, response_vec, z))[:, 0]
         if refsim is not None:
             quality = quality + self.params["refsim_weight"][0] * refsim
         return ResponseSide(z, quality.astype(np.float64), response_vec @ self.params["voice_proj"].T)
@@ -168,12 +182,7 @@ class CompositionalScorer:
         qvec = encode(distinct_queries)
         where = {q: i for i, q in enumerate(distinct_queries)}
         rvec = encode(list(responses), progress=progress)
-        refsim = None
-        if references is not None:
-            known = [r for r in dict.fromkeys(references) if r is not None]
-            ref_vec = dict(zip(known, encode(known), strict=True))
-            refsim = np.array([float(v @ ref_vec[r]) if r is not None else 0.0
-                               for v, r in zip(rvec, references, strict=True)], dtype=np.float32)  # fmt: skip
+        refsim = None if references is None else reference_similarity(rvec, references, encode)
         return self.heads.response_side(qvec[[where[q] for q in queries]], rvec, measure_many(responses), refsim)
 
     def score_points(self, criteria: Sequence[str], dislikes: Sequence[str], items: Sequence[tuple[str, str]],

@@ -23,8 +23,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from crm_core.compositional import CompositionalHeads, CriteriaSide, ResponseSide, criteria_encoder, split_criteria
-from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder
+from crm_core.compositional import CompositionalHeads, CompositionalScorer, CriteriaSide, ResponseSide
+from crm_core.encoder import EmbeddingStore
 from crm_core.properties import NAMES
 
 from crm_train.compositional import phrasings as P
@@ -49,31 +49,27 @@ def kendall_tau(x: np.ndarray, y: np.ndarray) -> float:
 
 
 class Judge:
-    """A fitted CRM's heads over stored features: the same arithmetic as CompositionalScorer."""
+    """The shipped scorer (crm_core.compositional.CompositionalScorer) reading response vectors from the
+    embedding store, plus memoised features for answer groups."""
 
     def __init__(self, folder: Path, embeddings: str):
-        from safetensors.numpy import load_file
+        self.scorer = CompositionalScorer(folder)
+        self.scorer.store = EmbeddingStore(embeddings, self.scorer.encoder)
+        self.features = Features(self.scorer.store)
 
-        params = load_file(folder / "heads.safetensors")
-        self.heads = CompositionalHeads(params)
-        encoder = TextEncoder(folder / ENCODER_DIR)
-        self.features = Features(EmbeddingStore(embeddings, encoder))
-        self.criteria_encoder = criteria_encoder(encoder, params)
+    @property
+    def heads(self) -> CompositionalHeads:
+        return self.scorer.heads
+
+    @heads.setter
+    def heads(self, heads: CompositionalHeads) -> None:  # benchmarks/quality_variants.py swaps the quality term
+        self.scorer.heads = heads
 
     def side(self, prompts: list[str], texts: list[str], refs: list[str | None] | None = None) -> ResponseSide:
-        refsim = None
-        if refs is not None:
-            known = [r for r in dict.fromkeys(refs) if r is not None]
-            ref_vec = dict(zip(known, self.features.embed(known), strict=True))
-            vec = self.features.embed(texts)
-            refsim = np.array([float(v @ ref_vec[r]) if r is not None else 0.0 for v, r in zip(vec, refs, strict=True)])
-        return self.heads.response_side(self.features.embed(prompts), self.features.embed(texts),
-                                        self.features.phi(texts), refsim)  # fmt: skip
+        return self.scorer.response_side(prompts, texts, refs)
 
     def criteria(self, criteria: list[str], dislikes: list[str] = ()) -> CriteriaSide:
-        texts = split_criteria(criteria, dislikes)
-        vecs = self.criteria_encoder.encode(texts)
-        return self.heads.criteria_side(vecs)
+        return self.scorer.criteria_side(criteria, dislikes)
 
 
 def _rate(hits: list[bool]) -> dict:

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from crm_core.atomic import atomic_dir
-from crm_core.compositional import CRITERIA_LAYERS, HEADS_FILE, split_criteria
+from crm_core.compositional import CRITERIA_LAYERS, HEADS_FILE, quality_input, reference_similarity, split_criteria
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder, write_encoder
 from crm_core.model import CRMSpec
 from crm_core.properties import NAMES
@@ -112,12 +112,9 @@ class QualityNet(torch.nn.Module):
 def quality_inputs(features: Features, spread: np.ndarray, prompts: list[str], texts: list[str],
                    references: list[str | None]) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """The quality network's input rows and each text's similarity to its reference (0 without one)."""
-    q, r = features.embed(prompts), features.embed(texts)
-    x = np.concatenate([r, q * r, features.phi(texts) / spread], axis=1).astype(np.float32)
-    refs = [t for t in references if t is not None]
-    ref_vec = dict(zip(refs, features.embed(refs), strict=True)) if refs else {}
-    sim = np.array([float(v @ ref_vec[t]) if t is not None else 0.0 for v, t in zip(r, references, strict=True)])
-    return x, sim.astype(np.float32)
+    r = features.embed(texts)
+    x = quality_input(features.embed(prompts), r, features.phi(texts) / spread)
+    return x, reference_similarity(r, references, features.embed)
 
 
 def pair_tensors(pairs: list[S.QualityPair], features, spread, config) -> dict[str, torch.Tensor]:
