@@ -10,6 +10,7 @@ from usl_space.stats import (
     intervals,
     kendall_tau,
     length_controlled_win_rate,
+    length_controlled_win_rates,
     rank_upper_bounds,
     win_rates,
 )
@@ -94,3 +95,18 @@ def test_length_control_keeps_a_real_advantage():
     diff = rng.normal(0, 200, 2000)  # lengths like the baseline's, yet preferred
     preference = 1 / (1 + np.exp(-(1.0 + 0.2 * np.tanh(diff / 200))))
     assert length_controlled_win_rate(preference, diff, 200) == pytest.approx(1 / (1 + np.exp(-1.0)), abs=0.03)
+
+
+def test_length_control_for_every_model_at_once_equals_one_by_one():
+    rng = np.random.default_rng(2)
+    diff = rng.normal(50, 200, (300, 6))
+    preference = 1 / (1 + np.exp(-(rng.normal(0, 1, 6) + 2 * np.tanh(diff / 200) + rng.normal(0, 0.5, diff.shape))))
+    answered = rng.random(diff.shape) > 0.1
+    answered[:, 5] = False  # a model with no answers
+    together = length_controlled_win_rates(preference, diff, answered)
+    masked = np.where(answered, diff, np.nan)
+    scale = float(np.nanstd(masked))
+    for j in range(5):
+        alone = length_controlled_win_rate(np.where(answered[:, j], preference[:, j], np.nan), masked[:, j], scale)
+        assert together[j] == pytest.approx(alone, abs=1e-7)
+    assert np.isnan(together[5])

@@ -67,6 +67,17 @@ class CRMSpec:
             )
 
     @property
+    def pointwise(self) -> bool:
+        """One score per response (P(A over B) = sigmoid of the difference), not one verdict per pair."""
+        return self.objective == "pointwise"
+
+    @property
+    def instant(self) -> bool:
+        """The response side is criteria-free, so a bench is encoded once and any criteria set ranks by arithmetic
+        (the engine's instant path); the cross-encoder kind reads criteria and response together (anytime path)."""
+        return self.kind == "compositional"
+
+    @property
     def prompt_format(self) -> PromptFormat:
         return PromptFormat(self.style, self.max_length, self.prompt_format_version, self.min_response_tokens,
                             self.history_fraction)  # fmt: skip
@@ -237,7 +248,7 @@ class Scorer(ABC):
         """Judge every pair; with `symmetric` (the default) in both orders, averaged. A pointwise checkpoint
         scores each response alone, P(A) = sigmoid(score A - score B): order plays no part, so both "orders"
         are that same probability."""
-        if self.spec.objective == "pointwise":
+        if self.spec.pointwise:
             scores = self.point_scores(self.encode_points(pairs), batch_size, progress)
             p_a = 1 / (1 + np.exp(-(scores[0::2] - scores[1::2])))
             return PairScores(p_a, p_a, p_a.copy() if symmetric else np.full_like(p_a, np.nan))
@@ -255,7 +266,7 @@ class Scorer(ABC):
         self, criteria: list[str], context: str | list[dict], responses: Sequence[str], dislikes=None, batch_size=16
     ) -> np.ndarray:
         """Pointwise checkpoints: a scalar score per response (higher = preferred)."""
-        if self.spec.objective != "pointwise":
+        if not self.spec.pointwise:
             raise ValueError("this checkpoint is pairwise: use score_pairs")
         encoded = [self.builder.point(criteria, context, r, dislikes) for r in responses]
         return self.point_scores(encoded, batch_size)

@@ -99,7 +99,7 @@ def _quantize_int8(source: Path, target: Path) -> None:
 
 def _parity_inputs(scorer: Scorer, pairs: list[Pair]) -> list:
     """Pairwise: every pair in both orders. Pointwise: each pair's two responses, A then B, alternating."""
-    if scorer.spec.objective == "pointwise":
+    if scorer.spec.pointwise:
         return scorer.encode_points(pairs)
     first, second = scorer.encode_pairs(pairs)
     return first + second
@@ -108,7 +108,7 @@ def _parity_inputs(scorer: Scorer, pairs: list[Pair]) -> list:
 def _decisions(logits: np.ndarray, spec: CRMSpec, encoded: list) -> np.ndarray:
     """The choice each parity input leads to: the argmax label, or for a pointwise model whether response A
     outscores response B."""
-    if spec.objective == "pointwise":
+    if spec.pointwise:
         scores = point_scores(logits, [e.words[0] for e in encoded])
         return scores[0::2] > scores[1::2]
     return logits.argmax(-1)

@@ -1,13 +1,13 @@
-"""The scoring engine: a criteria set in, a leaderboard out, refined batch by batch (anytime), or at once.
+"""The scoring engine: a criteria set in, a leaderboard out, at once (instant path) or batch by batch (anytime).
 
-A compositional CRM (crm.json kind) takes the instant path: the bench's response side is computed once
-(usl_space.instant) and a criteria set scores every response in one matrix product; one leaderboard comes out.
-Cross-encoder CRMs take the anytime path below.
-
-Each selected (query, model) response is judged against the baseline's response to the same query, by a
-pairwise CRM in both orders (averaged) or by a pointwise CRM (each response scored once, the baseline's too).
-Queries are visited in a seeded, topic-stratified random order, so the first batches already cover every
-topic; scores go to the shared cache after every batch and are read from it before anything is computed.
+The engine is the conductor; each job lives in its own module:
+- the CRM's kind picks the path, in one place (`Engine.__init__`, from crm_core.model.CRMSpec.instant);
+- instant path (compositional CRMs): the bench's response side, computed once (usl_space.instant), and every
+  response scored by one matrix product;
+- anytime path (cross-encoders): queries in topic-stratified order (usl_space.ordering), scored in growing
+  batches against the baseline (pairwise in both orders, averaged, or pointwise), cached (usl_space.cache);
+- both hand (outcome, preference) matrices to usl_space.board, which makes the rows with the statistics of
+  usl_space.stats (intervals, Rank (UB), length-controlled win rate).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +27,10 @@ from crm_core.data import Bench
 from crm_core.model import Pair, Scorer, softmax
 from crm_core.paths import cache_dir
 
+from usl_space.board import Leaderboard, board_rows, pointwise_matrices
 from usl_space.cache import ScoreCache, checkpoint_id, normalise_criteria, text_digest
 from usl_space.instant import ResponseTable, response_side_of
-from usl_space.stats import intervals, length_controlled_win_rate
+from usl_space.ordering import stratified_order
 from usl_space.topics import TopicIndex
 
 MAX_CRITERIA_LINES = 12
@@ -48,36 +48,6 @@ def check_criteria(lines: Sequence[str], what: str = "criteria") -> list[str]:
         if any(not ch.isprintable() for ch in line):
             raise ValueError(f"{what} line {n}: contains control or binary characters")
     return cleaned
-
-
-@dataclass
-class Leaderboard:
-    """One state of a ranking: rows best first, and how far scoring has got."""
-
-    rows: list[dict[str, Any]]
-    criteria: list[str]
-    dislikes: list[str]
-    bench: str
-    baseline: str
-    checkpoint: str
-    n_queries: int  # queries scored so far
-    n_selected: int  # queries the ranking will cover when done
-    seconds: float
-    topics: list[str] = field(default_factory=list)
-    position_consistency: float | None = None
-    win_rate_kind: str = "discrete"  # "weighted": mean P(preferred to the baseline), as AlpacaEval 2.0
-
-    @property
-    def done(self) -> bool:
-        return self.n_queries >= self.n_selected
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "criteria": self.criteria, "dislikes": self.dislikes, "bench": self.bench, "baseline": self.baseline,
-            "checkpoint": self.checkpoint, "n_queries": self.n_queries, "n_selected": self.n_selected,
-            "done": self.done, "seconds": round(self.seconds, 3), "topics": self.topics,
-            "position_consistency": self.position_consistency, "win_rate_kind": self.win_rate_kind, "rows": self.rows,
-        }  # fmt: skip
 
 
 class Engine:
@@ -106,10 +76,13 @@ class Engine:
         source_ids = topics.idx if topics is not None else self.query_ids
         self.topic_of = dict(zip(source_ids.tolist(), topic_names.tolist(), strict=True))
         self._compute_lock = threading.Lock()  # one CRM run at a time; cached reads never wait for it
-        self.instant = getattr(scorer.spec, "kind", "cross-encoder") == "compositional"
-        self.weighted = self.instant  # weighted win rates (see leaderboard); a property of the CRM kind
+        # the one place the CRM's kind picks the path: instant (compositional) or anytime (cross-encoder), and
+        # with it the win rate: weighted (mean P(preferred), as AlpacaEval 2.0) or discrete (ties 1/2)
+        self.instant = scorer.spec.instant
+        self.weighted = self.instant
         self._table: ResponseTable | None = None
         self._uploads: dict[tuple[str, str], ResponseSide] = {}  # shared by the copies with_model makes
+        self._word_counts: dict[str, int] = {}  # by text, shared by the copies
 
     # -- the instant path (compositional CRMs) ----------------------------------------------------------------
     def response_table(self, progress: bool = False) -> ResponseTable:
@@ -126,13 +99,14 @@ class Engine:
                     self._table = self._table.extended(self.scorer, self.query, extra, self.output)
             return self._table
 
-    def instant_scores(self, criteria: list[str], dislikes: list[str], models: Sequence[str]) -> dict:
-        """Every response's score under these criteria, as the cache would hold them."""
+    def instant_matrices(self, criteria: list[str], dislikes: list[str], ids: Sequence[int],
+                         models: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+        """(outcome, preference), queries x models, for every response at once (see usl_space.board)."""
         table = self.response_table()
         values = table.scores(self.scorer, criteria, dislikes)
-        wanted = set(models) | {self.baseline}
-        return {(int(i), m): (float(v), None, None)
-                for i, m, v in zip(table.idx, table.models, values, strict=True) if m in wanted}  # fmt: skip
+        rows = table.rows(ids, models)
+        scores = np.where(rows >= 0, values[rows], np.nan)
+        return pointwise_matrices(scores, list(models).index(self.baseline))
 
     def with_baseline(self, baseline: str) -> Engine:
         """The same bench, CRM and cache, judged against another of its models."""
@@ -164,18 +138,8 @@ class Engine:
 
     # -- which queries, in which order ------------------------------------------------------------------------
     def order(self, query_ids: Sequence[int] | None = None, seed: int = 0) -> list[int]:
-        """A seeded random order in which every topic is spread evenly: the first k queries of it are a
-        topic-stratified sample of size k. Independent of the criteria, so visitors share cached queries."""
-        ids = self.query_ids.tolist() if query_ids is None else [int(i) for i in query_ids]
-        rng = np.random.default_rng(seed)
-        groups: dict[str, list[int]] = defaultdict(list)
-        for idx in sorted(ids):
-            groups[self.topic_of.get(idx, "All")].append(idx)
-        key = {}
-        for _, members in sorted(groups.items()):
-            for rank, j in enumerate(rng.permutation(len(members))):
-                key[members[j]] = (rank + rng.random()) / len(members)
-        return sorted(ids, key=lambda idx: (key[idx], idx))
+        """The selected queries (all by default) in topic-stratified random order (usl_space.ordering)."""
+        return stratified_order(self.query_ids.tolist() if query_ids is None else query_ids, self.topic_of, seed)
 
     def sample(self, n: int | None, seed: int = 0, query_ids: Sequence[int] | None = None) -> list[int]:
         """A topic-stratified random sample of `n` queries (all of them when n is None)."""
@@ -185,7 +149,7 @@ class Engine:
     # -- scoring ----------------------------------------------------------------------------------------------
     @property
     def pointwise(self) -> bool:
-        return self.scorer.spec.objective == "pointwise"
+        return self.scorer.spec.pointwise
 
     @property
     def cache_bench(self) -> str:
@@ -286,39 +250,14 @@ class Engine:
         started: float,
         bootstrap: int = 1000,
         seed: int = 0,
+        matrices: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> Leaderboard:
-        outcome, preference = self.outcomes(scores, ids, models)
-        # a compositional CRM's win rate is weighted, like AlpacaEval 2.0's: the mean P(preferred over the
-        # baseline), which keeps how sure each verdict is; cross-encoders keep discrete wins (ties 1/2)
-        basis = preference if self.weighted else outcome
-        stats = intervals(basis, bootstrap, seed)
-        words = np.array([[len(self.output.get((i, m), "").split()) for m in models] for i in ids], dtype=float)
-        base_words = np.array([len(self.output.get((i, self.baseline), "").split()) for i in ids], dtype=float)
-        diff = words - base_words[:, None]
-        diff[np.isnan(outcome)] = np.nan
-        scale = (float(np.nanstd(diff)) if np.isfinite(diff).any() else 0.0) or 1.0
-        topic_of = np.array([self.topic_of.get(i, "All") for i in ids])
-        topic_names = sorted(set(topic_of.tolist()))
-        rows = []
-        for j, model in enumerate(models):
-            answered = ~np.isnan(outcome[:, j])
-            col = outcome[answered, j]
-            per_topic = {}
-            for topic in topic_names:
-                mask = answered & (topic_of == topic)
-                per_topic[topic] = round(float(basis[mask, j].mean()), 4) if mask.any() else None
-            lc = 0.5 if model == self.baseline else length_controlled_win_rate(preference[:, j], diff[:, j], scale)
-            rows.append({
-                "model": model, "win_rate": _r(stats.win_rate[j]), "ci_low": _r(stats.ci_low[j]),
-                "ci_high": _r(stats.ci_high[j]), "rank_ub": int(stats.rank_ub[j]), "n": int(stats.n[j]),
-                "wins": int((col == 1).sum()), "ties": int((col == 0.5).sum()), "losses": int((col == 0).sum()),
-                "mean_preference": _r(np.nanmean(preference[:, j]) if answered.any() else float("nan")),
-                "lc_win_rate": _r(lc), "avg_words": _r(words[answered, j].mean() if answered.any() else 0.0, 1),
-                "topics": per_topic, "baseline": model == self.baseline,
-            })  # fmt: skip
-        rows.sort(key=lambda row: (-(row["win_rate"] if row["win_rate"] is not None else -1), row["model"]))
-        for rank, row in enumerate(rows, 1):
-            row["rank"] = rank
+        """The leaderboard of `ids` x `models` from cached `scores`, or from ready (outcome, preference)
+        `matrices` (the instant path)."""
+        outcome, preference = matrices if matrices is not None else self.outcomes(scores, ids, models)
+        topic_of = np.array([self.topic_of.get(i, "All") for i in ids], dtype=object)
+        rows = board_rows(outcome, preference, self.words(ids, models), topic_of, list(models), self.baseline,
+                          self.weighted, bootstrap, seed)  # fmt: skip
         consistency = None
         if not self.pointwise:
             wanted_ids, wanted_models = set(ids), set(models)
@@ -326,8 +265,17 @@ class Engine:
             if pairs:
                 consistency = _r(np.mean([(a > 0.5) == (b > 0.5) for a, b, _ in pairs]))
         return Leaderboard(rows, criteria, dislikes, self.bench.name, self.baseline, self.checkpoint, len(ids),
-                           n_selected, time.perf_counter() - started, topic_names, consistency,
+                           n_selected, time.perf_counter() - started, sorted(set(topic_of.tolist())), consistency,
                            "weighted" if self.weighted else "discrete")  # fmt: skip
+
+    def words(self, ids: Sequence[int], models: Sequence[str]) -> np.ndarray:
+        """Word counts of the responses, queries x models (0 where there is none); counted once per text."""
+        counts = self._word_counts
+        for key in ((i, m) for i in ids for m in models):
+            text = self.output.get(key)
+            if text is not None and text not in counts:
+                counts[text] = len(text.split())
+        return np.array([[counts.get(self.output.get((i, m)), 0) for m in models] for i in ids], dtype=float)
 
     def _request(self, criteria, dislikes, models) -> tuple[list[str], list[str], list[str]]:
         """Checked criteria and dislikes, and the models to rank (the baseline always among them)."""
@@ -356,8 +304,9 @@ class Engine:
         criteria, dislikes, models = self._request(criteria, dislikes, models)
         ordered = self.order(query_ids, seed)
         if self.instant:
-            scores = self.instant_scores(criteria, dislikes, models)
-            yield self.leaderboard(scores, ordered, models, criteria, dislikes, len(ordered), started, bootstrap, seed)
+            matrices = self.instant_matrices(criteria, dislikes, ordered, models)
+            yield self.leaderboard({}, ordered, models, criteria, dislikes, len(ordered), started, bootstrap, seed,
+                                   matrices)  # fmt: skip
             return
         name = normalise_criteria(criteria, dislikes)
         keys = self._keys(ordered, models)

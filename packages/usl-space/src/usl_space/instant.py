@@ -13,7 +13,7 @@ import json
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +32,17 @@ def response_side_of(scorer: CompositionalScorer, query: dict[int, str], outputs
     return scorer.response_side([query[i] for i, _ in keys], [outputs[k] for k in keys], refs)
 
 
+def release_freed_memory() -> None:
+    """Hand the heap pages freed after a big encoding back to the OS (glibc keeps them otherwise, and the app's
+    resident memory would stay at the build's peak); a no-op where glibc is absent."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 class StaleTableError(ValueError):
     """A saved response side that belongs to another CRM, bench or format."""
 
@@ -46,9 +57,23 @@ class ResponseTable:
     checkpoint: str
     bench_hash: str
     seconds: float = 0.0  # how long building it took (0 when loaded)
+    _row_of: dict | None = field(default=None, init=False, repr=False)
+    _last_rows: tuple | None = field(default=None, init=False, repr=False)
 
     def row_of(self) -> dict[tuple[int, str], int]:
-        return {(int(i), m): r for r, (i, m) in enumerate(zip(self.idx, self.models, strict=True))}
+        if self._row_of is None:
+            self._row_of = {(int(i), m): r for r, (i, m) in enumerate(zip(self.idx, self.models, strict=True))}
+        return self._row_of
+
+    def rows(self, ids: Sequence[int], models: Sequence[str]) -> np.ndarray:
+        """Row numbers, queries x models, -1 where the table has no such response (the last answer is kept)."""
+        key = (tuple(ids), tuple(models))
+        last = self._last_rows  # (key, rows), replaced whole: safe to share between threads
+        if last is None or last[0] != key:
+            row_of = self.row_of()
+            last = (key, np.array([[row_of.get((int(i), m), -1) for m in models] for i in ids], dtype=np.int64))
+            self._last_rows = last
+        return last[1]
 
     def scores(self, scorer: CompositionalScorer, criteria: Sequence[str], dislikes: Sequence[str]) -> np.ndarray:
         """Every stored response's score under these criteria."""
@@ -63,6 +88,7 @@ class ResponseTable:
         reference = scorer.reference_model
         refs = [output.get((i, reference)) for i, _ in keys] if reference else None
         side = scorer.response_side([query[i] for i, _ in keys], [output[k] for k in keys], refs, progress)
+        release_freed_memory()
         return cls(np.array([i for i, _ in keys], dtype=np.int64), [m for _, m in keys], side, checkpoint,
                    bench_hash, time.perf_counter() - started)  # fmt: skip
 

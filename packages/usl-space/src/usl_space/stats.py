@@ -99,3 +99,26 @@ def length_controlled_win_rate(
         if np.abs(step).max() < 1e-9:
             break
     return float(1 / (1 + np.exp(-theta[0])))
+
+
+def length_controlled_win_rates(preference: np.ndarray, length_diff: np.ndarray, answered: np.ndarray,
+                                l2: float = 1.0, iterations: int = 25) -> np.ndarray:  # fmt: skip
+    """`length_controlled_win_rate` for every column at once (queries x models): the length scale is the spread of
+    the answered length differences, and each model's two-parameter fit runs side by side with the others'."""
+    diff = np.where(answered, length_diff, np.nan)
+    scale = (float(np.nanstd(diff)) if np.isfinite(diff).any() else 0.0) or 1.0
+    keep = answered & ~np.isnan(preference) & ~np.isnan(diff)
+    w = keep.astype(np.float64)
+    y, x = np.where(keep, preference, 0.0), np.where(keep, np.tanh(np.nan_to_num(diff) / scale), 0.0)
+    a, b = np.zeros(preference.shape[1]), np.zeros(preference.shape[1])
+    for _ in range(iterations):
+        p = 1 / (1 + np.exp(-(a + b * x)))
+        r, v = w * (p - y), w * p * (1 - p)
+        g_a, g_b = r.sum(0) + 1e-6 * a, (r * x).sum(0) + l2 * b
+        h_aa, h_ab, h_bb = v.sum(0) + 1e-6, (v * x).sum(0), (v * x * x).sum(0) + l2
+        det = h_aa * h_bb - h_ab**2
+        step_a, step_b = (h_bb * g_a - h_ab * g_b) / det, (h_aa * g_b - h_ab * g_a) / det
+        a, b = a - step_a, b - step_b
+        if max(np.abs(step_a).max(), np.abs(step_b).max()) < 1e-9:
+            break
+    return np.where(w.sum(0) > 0, 1 / (1 + np.exp(-a)), np.nan)
