@@ -224,3 +224,23 @@ def test_the_app_says_how_it_read_the_criteria(compositional_crm, tmp_path):
     weights = engine.scorer.criteria_side(["<b>No emojis</b>"], ["$\\\\undefined$"]).explain()
     assert all(f"{name} {weight:+.1f}" in text for name, weight in weights)
     assert reading(engine, [], []) == ""
+
+
+def test_reference_boost_keeps_the_quality_spread_and_moves_weight_to_the_reference():
+    import torch
+    from crm_train.compositional.train import QualityNet, boost_reference, centred_std
+
+    torch.manual_seed(0)
+    net = QualityNet(8, 16)
+    x, sim = torch.randn(60, 8), torch.rand(60)
+    prompts = [f"p{i % 6}" for i in range(60)]
+    before = net(x, sim).detach().numpy()
+    log = boost_reference(net, {"xa": x, "sa": sim}, prompts, list(range(60)), 30.0)
+    after = net(x, sim).detach().numpy()
+    assert centred_std(after, prompts) == pytest.approx(centred_std(before, prompts), rel=1e-5)
+    assert float(net.refsim_weight) == pytest.approx(log["refsim_weight"], abs=1e-4) and log["scale"] < 1
+    # the reference now decides more of the order within a prompt than the network does
+    head = net.quality(x)[:, 0].detach().numpy()
+    assert centred_std(float(net.refsim_weight) * sim.numpy(), prompts) > centred_std(head, prompts)
+    unchanged = QualityNet(8, 16)
+    assert boost_reference(unchanged, {"xa": x, "sa": sim}, prompts, list(range(60)), 0.0)["scale"] == 1.0

@@ -178,6 +178,12 @@ def human_report(judge: Judge, shared: Path) -> dict:
     return out
 
 
+def published_lc(shared: Path, column: str = "length_controlled_winrate") -> dict[str, float]:
+    """AlpacaEval 2.0's published leaderboard: model -> length-controlled win rate (or another column)."""
+    with open(shared / LC_LEADERBOARD, encoding="utf-8") as handle:
+        return {row[""]: float(row[column]) for row in csv.DictReader(handle)}
+
+
 def leaderboard_report(judge: Judge, shared: Path, half: str = "evaluation") -> dict:
     """General leaderboard of the default models on one half of AlpacaEval, against AlpacaEval 2.0's published
     length-controlled win rates and GPT-4-turbo's verdicts. The win rate is weighted (mean P(preferred to the
@@ -202,10 +208,7 @@ def leaderboard_report(judge: Judge, shared: Path, half: str = "evaluation") -> 
         win[m] = float(np.mean([score[(i, m)] > score[(i, base)] for i in mine]))
         mean_pref[m] = float(np.mean([1 / (1 + math.exp(score[(i, base)] - score[(i, m)])) for i in mine]))
         length_win[m] = float(np.mean([words[(i, m)] > words[(i, base)] for i in mine]))
-    with open(shared / LC_LEADERBOARD, encoding="utf-8") as handle:
-        published = list(csv.DictReader(handle))
-    lc = {row[""]: float(row["length_controlled_winrate"]) for row in published}
-    raw = {row[""]: float(row["win_rate"]) for row in published}
+    lc, raw = published_lc(shared), published_lc(shared, "win_rate")
     ranked = [m for m in win if m in lc]
     truth = np.array([lc[m] for m in ranked])
     verdicts, judged = [], set()
