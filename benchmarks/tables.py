@@ -152,6 +152,13 @@ def instant_table() -> str:
     if "cross_encoder_full_seconds" in r:
         lines.append(f"| cross-encoder path, same full request (fresh cache) | {r['cross_encoder_full_seconds']} |")
     lines.append(f"| RSS after the requests / peak, MB | {r['rss_mb_after_requests']} / {r['peak_rss_mb']} |")
+    browser = _load("browser_leaderboard_cpu.json") if (RESULTS / "browser_leaderboard_cpu.json").is_file() else None
+    if browser:
+        click = browser["click_to_table_seconds"]
+        lines += [f"| in the browser (chromium): click Rank to full table, new criteria (median of {click['n']}; "
+                  f"max {click['max']}) | {click['median']} |",
+                  f"| app process RSS, MB: app up (saved response side loaded) / after the clicks | "
+                  f"{browser['rss_mb_app_up']} / {browser['rss_mb_after_requests']} |"]  # fmt: skip
     return "\n".join(lines)
 
 
@@ -166,6 +173,8 @@ def quality_table() -> str:
         "|---|---|---|---|---|---|",
     ]
     for name, v in r.items():
+        if name == "reference boost":
+            continue
         test = v["leaderboard_evaluation_half"]
         val, human = v.get("validation"), v.get("human_test")
         val_text = f"{val['annotations']:.3f} / {val['human']:.3f}" if val else ""
@@ -176,6 +185,29 @@ def quality_table() -> str:
             f"({test['tau_discrete_vs_lc']:.3f}) | {test['gpt4_turbo_agreement']['accuracy']:.3f} | "
             f"{margins} |"
         )
+    grid = r.get("reference boost")
+    if grid:
+        lines += ["", "Reference-similarity boost (`refsim_boost`), chosen on development data only: held-out models "
+                  "(the non-default models in three folds, each ranked by a fit on the others) and the training half. "
+                  f"Chosen: {grid['chosen']:g}.", "",
+                  "| boost | held-out models tau | dev tau (training half) | development mean | test tau |",
+                  "|---|---|---|---|---|"]  # fmt: skip
+        for boost, g in grid.items():
+            if boost != "chosen":
+                lines.append(f"| {float(boost):g} | {g['held_out_models_tau']:.3f} | "
+                             f"{g['training_half_default_tau']:.3f} | {g['development_mean']:.3f} | "
+                             f"{g['evaluation_half_tau']:.3f} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def concise_table() -> str:
+    r = _load("criteria_leaderboards.json")
+    lines = ['Under "Prefer short, concise answers." (805 queries x 40 models, shipped CRM):', "",
+             "| rank | model | win rate | average words | rank with no criteria |",
+             "|---|---|---|---|---|"]  # fmt: skip
+    for row in r["concise_top10"]:
+        lines.append(f"| {row['rank']} | {row['model']} | {row['win_rate']:.3f} | {row['avg_words']:.1f} | "
+                     f"{row['general_rank']} |")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -186,6 +218,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "compositional": compositional_table,
     "instant": instant_table,
     "quality": quality_table,
+    "concise": concise_table,
 }
 
 

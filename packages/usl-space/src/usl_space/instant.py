@@ -35,12 +35,11 @@ def response_side_of(scorer: CompositionalScorer, query: dict[int, str], outputs
 def release_freed_memory() -> None:
     """Hand the heap pages freed after a big encoding back to the OS (glibc keeps them otherwise, and the app's
     resident memory would stay at the build's peak); a no-op where glibc is absent."""
+    import contextlib
     import ctypes
 
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
 
 
 class StaleTableError(ValueError):

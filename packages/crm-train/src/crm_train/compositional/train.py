@@ -55,9 +55,12 @@ class CompositionalConfig:
     soft_labels: bool = _f(True, "annotation labels as the judge's probability (False: thresholded at 0.5)")
     use_refsim: bool = _f(True, "quality uses the similarity of a response to the reference model's answer")
     length_control: bool = _f(True, "fit the judges' length bias as a separate term, left out of the served score")
-    refsim_boost: float = _f(30.0, "added to the learned weight of reference similarity after the pairwise fit: per "
-                             "pair it barely helps, across a leaderboard it orders models better (chosen on "
-                             "development models by benchmarks/quality_variants.py; 0: the learned weight alone)")
+    refsim_boost: float = _f(
+        30.0,
+        "added to the learned weight of reference similarity after the pairwise fit: per "
+        "pair it barely helps, across a leaderboard it orders models better (chosen on "
+        "development models by benchmarks/quality_variants.py; 0: the learned weight alone)",
+    )
     quality_hidden: int = _f(256, "hidden width of the quality network")
     quality_epochs: int = _f(12, "epochs of the quality fit (the best by validation loss is kept)")
     quality_lr: float = _f(1e-3, "learning rate of the quality fit")
@@ -190,8 +193,12 @@ def boost_reference(net: QualityNet, t: dict, prompts: list[str], rows: list[int
         last.bias *= scale
         net.refsim_weight *= scale
         reference_part = (net.refsim_weight * sim).numpy()
-    return {"boost": boost, "scale": round(float(scale), 4), "refsim_weight": round(net.refsim_weight.item(), 4),
-            "spread": round(centred_std(reference_part, prompts), 4)}
+    return {
+        "boost": boost,
+        "scale": round(float(scale), 4),
+        "refsim_weight": round(net.refsim_weight.item(), 4),
+        "spread": round(centred_std(reference_part, prompts), 4),
+    }
 
 
 def centred_std(values: np.ndarray, groups: list[str]) -> float:
@@ -241,8 +248,13 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
         train_t = pair_tensors(pairs, features, spread, config)
         quality_net, quality_log = fit_quality(train_t, pair_tensors(val_pairs, features, spread, config), config)
         rows = [i for i, p in enumerate(pairs) if p.reference is not None]
-        quality_log["reference_boost"] = boost_reference(quality_net, train_t, [pairs[i].prompt for i in rows], rows,
-                                                         config.refsim_boost if config.use_refsim else 0.0)
+        quality_log["reference_boost"] = boost_reference(
+            quality_net,
+            train_t,
+            [pairs[i].prompt for i in rows],
+            rows,
+            config.refsim_boost if config.use_refsim else 0.0,
+        )
         torch.save({"key": key, "dim": train_t["xa"].shape[1], "state": quality_net.state_dict(), "log": quality_log},
                    stage)  # fmt: skip
     # 4: criteria and voice, on the training groups' answers
@@ -252,8 +264,9 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
         quality = quality_net(torch.tensor(x), torch.zeros(len(x))).numpy()
     # on a bench the quality term also varies with reference similarity, which these answers lack: a fixed draw of
     # the same spread stands in for it, so the criteria learn weights that hold against the bench's quality
-    quality = quality + np.random.default_rng(config.seed).normal(0, quality_log["reference_boost"].get("spread", 0),
-                                                                  len(quality)).astype(np.float32)
+    quality = quality + np.random.default_rng(config.seed).normal(
+        0, quality_log["reference_boost"].get("spread", 0), len(quality)
+    ).astype(np.float32)
     z = train_groups.centred(spread)
     rng = np.random.default_rng(config.seed)
     bank = P.training_bank(config.seed)
