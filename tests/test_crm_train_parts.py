@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -209,14 +208,22 @@ def test_eval_metrics_against_hand_computed_values():
     assert random_accuracy(labels, seed=0) == pytest.approx(np.mean((coin == 1) == (labels == 0)))
 
 
-def test_read_pairs_counts_rejected_rows(tmp_path, capsys):
+def test_read_pairs_stops_on_rejected_rows_unless_told_to_skip(tmp_path, capsys):
+    from crm_core.data import RejectedRowsError
     from crm_train.examples import read_pairs
 
     path = write_jsonl(tmp_path / "p.jsonl", [pair(0), pair(1, preference="x")])
+    with pytest.raises(RejectedRowsError, match="--skip-invalid"):
+        read_pairs([str(path)], print)
+    assert f"crm-train: {path}:2: preference:" in capsys.readouterr().err
     messages = []
-    frame = read_pairs([str(path)], messages.append)
+    frame = read_pairs([str(path)], messages.append, skip_invalid=True)
     assert frame.height == 1 and "skipped 1 invalid row(s)" in messages[0]
-    assert Path(path).exists()
+    assert "skipped 1 invalid row(s) (--skip-invalid)" in capsys.readouterr().err
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    with pytest.raises(ValueError, match="no valid preference pairs"):
+        read_pairs([str(empty)], print)
 
 
 def test_flip_consistency_by_hand():

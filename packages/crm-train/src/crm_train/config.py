@@ -57,6 +57,11 @@ class TrainConfig:
     validation_files: list[str] = _f(
         [], "pairs to validate on; empty: hold out validation_fraction of the training prompts"
     )
+    skip_invalid: bool = _f(
+        False,
+        "go on without pairs that fail validation (each is still printed on stderr); "
+        "without it any rejected row stops the run",
+    )
     validation_fraction: float = _f(0.1, "share of training prompts held out when no validation_files are given")
     sources: list[str] = _f(
         [],

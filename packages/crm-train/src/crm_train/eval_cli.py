@@ -1,10 +1,12 @@
 """crm-eval: how well a CRM predicts held-out preferences, next to simple baselines.
 
-    uv run crm-eval --model DIR --data FILE.jsonl [--backend onnx|torch] [--criteria-ablation] [--output FILE.json]
+    uv run crm-eval --model DIR --data FILE.jsonl [--backend onnx|torch] [--criteria-ablation] [--skip-invalid]
+                    [--output FILE.json]
 
 Prints one JSON object: n (non-tie pairs scored), accuracy, position_consistency (both orders agree), ece
 (expected calibration error), accuracy_by_source, baselines (random coin, longer-response-wins), and with
---criteria-ablation the same model's accuracy with every criterion removed. Ties are counted, not scored.
+--criteria-ablation the same model's accuracy with every criterion removed. Ties are counted, not scored. Each
+rejected row is printed on stderr as file:line: field: reason, and any makes the run fail unless --skip-invalid.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import polars as pl
 from crm_core.atomic import atomic_file
-from crm_core.data import DataValidationError, load_pairs
+from crm_core.data import DataValidationError, load_pairs, rejected_problems, report_rejected, without_nan
 from crm_core.model import load_crm, pairs_from_frame
 from crm_core.prompts import PromptBudgetError
 
@@ -30,11 +32,18 @@ from crm_train.metrics import (
 
 
 def evaluate_file(model: str, data: str, backend: str = "torch", criteria_ablation: bool = False,
-                  batch_size: int = 16, max_rows: int | None = None, seed: int = 0) -> dict:  # fmt: skip
-    """All of crm-eval's numbers for one model on one pairs file."""
+                  batch_size: int = 16, max_rows: int | None = None, seed: int = 0,
+                  skip_invalid: bool = False) -> dict:  # fmt: skip
+    """All of crm-eval's numbers for one model on one pairs file. Rejected rows are printed on stderr and stop the
+    run (RejectedRowsError) unless `skip_invalid`; a file with no valid pair is an error."""
     frame, rejected = load_pairs(data, on_error="collect")
+    report_rejected(rejected_problems(rejected), "crm-eval", skip_invalid)
+    if frame.height == 0:
+        raise ValueError(f"{data}: no valid preference pairs to evaluate")
     frame = frame.head(max_rows) if max_rows else frame
     scored = frame.filter(pl.col("preference") != "tie")
+    if scored.height == 0:
+        raise ValueError(f"{data}: every pair is a tie; crm-eval scores non-tie pairs only")
     labels = (scored["preference"] == "model_b").cast(pl.Int64).to_numpy()
     crm = load_crm(model, backend=backend)
     scores = crm.score_pairs(pairs_from_frame(scored), batch_size=batch_size, progress=True)
@@ -81,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--batch-size", type=int, default=16, help="inputs per forward pass (default: %(default)s)")
     parser.add_argument("--max-rows", type=int, help="evaluate only the first N valid rows")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random baseline (default: %(default)s)")
+    parser.add_argument("--skip-invalid", action="store_true", help="go on without rows that fail validation "
+                        "(each is still printed on stderr); without it any rejected row is an error")  # fmt: skip
     parser.add_argument("--output", metavar="FILE.json", help="also write the JSON here (atomically)")
     return parser
 
@@ -89,11 +100,11 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         result = evaluate_file(args.model, args.data, args.backend, args.criteria_ablation, args.batch_size,
-                               args.max_rows, args.seed)  # fmt: skip
+                               args.max_rows, args.seed, args.skip_invalid)  # fmt: skip
     except (DataValidationError, FileNotFoundError, PromptBudgetError, ValueError) as error:
         print(f"crm-eval: {error}", file=sys.stderr)
         return 1
-    text = json.dumps(result, indent=2)
+    text = json.dumps(without_nan(result), indent=2, allow_nan=False)  # NaN is not JSON: null instead
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         with atomic_file(args.output) as handle:

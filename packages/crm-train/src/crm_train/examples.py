@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 import torch
-from crm_core.data import load_pairs
+from crm_core.data import load_pairs, rejected_problems, report_rejected
 from crm_core.model import length_feature, pad_batch, pair_context
 from crm_core.prompts import PromptBudgetError, PromptBuilder
 
@@ -41,14 +41,18 @@ class Example:
     pair_id: str = ""
 
 
-def read_pairs(files: list[str], log) -> pl.DataFrame:
-    """Validated pairs from every file; rejected rows are skipped and counted in the log, never silently."""
+def read_pairs(files: list[str], log, skip_invalid: bool = False) -> pl.DataFrame:
+    """Validated pairs from every file. Each rejected row is printed on stderr (file:line: field: reason) and
+    stops the run unless `skip_invalid`, which skips them and says how many; an empty file is an error."""
     frames = []
     for path in files:
         frame, rejected = load_pairs(path, on_error="collect")
+        report_rejected(rejected_problems(rejected), "crm-train", skip_invalid)
         if rejected.height:
             reasons = dict(Counter(rejected["reason"].to_list()).most_common(3))
             log(f"{path}: skipped {rejected.height} invalid row(s): {reasons}")
+        if frame.height == 0:
+            raise ValueError(f"{path}: no valid preference pairs")
         frames.append(frame.with_columns(pl.col("source").fill_null(path)))
     if not frames:
         raise ValueError("no training data: set train_files")

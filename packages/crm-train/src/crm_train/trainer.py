@@ -97,9 +97,9 @@ def train(config: TrainConfig) -> dict[str, Any]:
     set_seed(config.seed)
 
     # --- data -----------------------------------------------------------------------------------------------
-    pairs = read_pairs(config.train_files, log)
+    pairs = read_pairs(config.train_files, log, config.skip_invalid)
     if config.validation_files:
-        train_pairs, val_pairs = pairs, read_pairs(config.validation_files, log)
+        train_pairs, val_pairs = pairs, read_pairs(config.validation_files, log, config.skip_invalid)
     else:
         train_pairs, val_pairs = split_by_prompt(pairs, config.validation_fraction, config.seed)
     if config.sources:

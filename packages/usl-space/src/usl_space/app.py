@@ -22,6 +22,7 @@ import gradio as gr
 from crm_core.data import DataValidationError
 from crm_core.data.importers import responses_by_instruction
 
+from usl_space.board import fewer_answers
 from usl_space.charts import bar_chart, slope_chart
 from usl_space.engine import Engine, Leaderboard, check_criteria
 from usl_space.stats import kendall_tau
@@ -71,8 +72,13 @@ def status(board: Leaderboard | None, what: str = "") -> str:
     if board is None:
         return f"{what}: nothing scored yet"
     state = "done" if board.done else "scoring..."
-    return (f"{what} {state} {board.n_queries} / {board.n_selected} queries scored, {len(board.rows)} models, "
+    text = (f"{what} {state} {board.n_queries} / {board.n_selected} queries scored, {len(board.rows)} models, "
             f"{board.seconds:.1f} s").strip()  # fmt: skip
+    short = fewer_answers(board.rows)
+    if short:  # counts only: model names can be visitor text, which never reaches the Markdown renderer
+        text += (f" · {len(short)} model(s) answered fewer queries than the others (column n, as few as "
+                 f"{min(n for _, n, _ in short)} of {short[0][2]}): their win rates rest on less evidence")  # fmt: skip
+    return text
 
 
 def reading(engine: Engine, criteria: list[str], dislikes: list[str]) -> str:

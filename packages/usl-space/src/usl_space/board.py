@@ -94,10 +94,20 @@ def board_rows(
         "lc_win_rate": _r(lc[j]), "avg_words": _r(avg_words[j], 1),
         "topics": {t: _r(per_topic[t][j]) for t in topics}, "baseline": model == baseline,
     } for j, model in enumerate(models)]  # fmt: skip
+    most = int(stats.n.max()) if len(models) else 0
+    for row in rows:
+        row["fewer_answers"] = row["n"] < most  # flagged: judged on fewer queries than the best-covered model
     rows.sort(key=lambda row: (-(row["win_rate"] if row["win_rate"] is not None else -1), row["model"]))
     for rank, row in enumerate(rows, 1):
         row["rank"] = rank
     return rows
+
+
+def fewer_answers(rows: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
+    """(model, queries judged, the most any model was judged on) for every model judged on fewer queries than
+    the best-covered one: its win rate rests on less evidence (and on other queries) than the rest."""
+    most = max((row["n"] for row in rows), default=0)
+    return [(row["model"], row["n"], most) for row in rows if row["n"] < most]
 
 
 def _r(value: float, digits: int = 4) -> float | None:

@@ -16,8 +16,9 @@ import sys
 from pathlib import Path
 
 from crm_core.atomic import atomic_file
-from crm_core.data import DataValidationError
+from crm_core.data import DataValidationError, without_nan
 
+from usl_space.board import fewer_answers
 from usl_space.topics import FREE_TEXT_THRESHOLD, TOPICS
 
 
@@ -93,7 +94,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     result = board.to_json()
     result["models_ranked"] = len(result["rows"])
-    text = json.dumps(result, indent=2)
+    for model, n, most in fewer_answers(board.rows):
+        print(f"usl-rank: warning: {model} was judged on {n} of {most} queries (missing answers); its win rate "
+              "covers fewer queries than the others'", file=sys.stderr)  # fmt: skip
+    text = json.dumps(without_nan(result), indent=2, allow_nan=False)
     if args.output:
         with atomic_file(Path(args.output)) as handle:
             handle.write(text + "\n")

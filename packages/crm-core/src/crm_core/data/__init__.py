@@ -13,6 +13,7 @@ from crm_core.data.importers import (
     read_model_outputs_json,
     read_models_file,
 )
+from crm_core.data.lines import RejectedRowsError, report_rejected, text_lines, without_nan
 from crm_core.data.pairs import (
     PAIR_SCHEMA,
     PREFERENCES,
@@ -20,6 +21,7 @@ from crm_core.data.pairs import (
     pair_records,
     pairs_from_dataset,
     pairs_to_dataset,
+    rejected_problems,
     validate_pair,
     write_pairs,
 )
@@ -32,6 +34,7 @@ __all__ = [
     "Bench",
     "DataValidationError",
     "Problem",
+    "RejectedRowsError",
     "detect_layout",
     "load_alpaca_eval_combined",
     "load_alpaca_eval_per_model",
@@ -44,6 +47,10 @@ __all__ = [
     "pairs_to_dataset",
     "read_model_outputs_json",
     "read_models_file",
+    "rejected_problems",
+    "report_rejected",
+    "text_lines",
     "validate_pair",
+    "without_nan",
     "write_pairs",
 ]

@@ -22,7 +22,7 @@ class Problem:
 class DataValidationError(ValueError):
     """Raised when input data is invalid; carries every problem found, not just the first."""
 
-    def __init__(self, problems: list[Problem], shown: int = 10):
+    def __init__(self, problems: list[Problem], shown: int = 20):
         self.problems = problems
         lines = [str(p) for p in problems[:shown]]
         if len(problems) > shown:

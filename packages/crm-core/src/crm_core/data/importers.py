@@ -24,6 +24,7 @@ import polars as pl
 
 from crm_core.data.bench import Bench, make_bench
 from crm_core.data.errors import DataValidationError, Problem
+from crm_core.data.lines import text_lines
 
 ALPACA_EVAL_BASELINE = "gpt4_1106_preview"
 MT_BENCH_BASELINE = "gpt-4"
@@ -78,9 +79,15 @@ def read_jsonl_checked(lines: Iterable[str], file: str, fields: dict[str, type])
 
 
 def _read_text_lines(path: Path) -> list[str]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        return handle.read().splitlines()
+    """Every line of a (gzip) text file; undecodable bytes or a truncated gzip stream raise with file and line."""
+    lines, problems = [], []
+    for _, text, problem in text_lines(path):
+        if problem is not None:
+            problems.append(problem)
+        lines.append(text or "")  # kept in place, so later line numbers stay right
+    if problems:
+        raise DataValidationError(problems[:MAX_PROBLEMS])
+    return lines
 
 
 def read_instructions(path: str | os.PathLike) -> pl.DataFrame:

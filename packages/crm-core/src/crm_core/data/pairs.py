@@ -18,6 +18,7 @@ import polars as pl
 
 from crm_core.atomic import atomic_file
 from crm_core.data.errors import DataValidationError, Problem
+from crm_core.data.lines import text_lines
 
 PREFERENCES = ("model_a", "model_b", "tie")
 ROLES = ("system", "user", "assistant")
@@ -134,6 +135,9 @@ def _validate_records(
     rejected: list[tuple[Problem, str]] = []
     first_line_of: dict[str, int] = {}
     for line, raw, decoded in records:
+        if isinstance(decoded, Problem):
+            rejected.append((decoded, raw))
+            continue
         if isinstance(decoded, json.JSONDecodeError):
             problem = Problem(file, line, None, f"malformed JSON: {decoded.msg} at column {decoded.colno}")
             rejected.append((problem, raw))
@@ -153,15 +157,18 @@ def _validate_records(
 
 
 def _read_lines(path: Path) -> Iterable[tuple[int, str, Any]]:
-    with open(path, encoding="utf-8") as handle:
-        for line_number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                decoded: Any = json.loads(raw)
-            except json.JSONDecodeError as error:
-                decoded = error
-            yield line_number, raw.rstrip("\n"), decoded
+    """(line, raw text, decoded JSON or the error) per non-blank line; unreadable lines carry their Problem."""
+    for line_number, raw, problem in text_lines(path):
+        if problem is not None:
+            yield line_number, "", problem
+            continue
+        if not raw.strip():
+            continue
+        try:
+            decoded: Any = json.loads(raw)
+        except json.JSONDecodeError as error:
+            decoded = error
+        yield line_number, raw, decoded
 
 
 def _finish(
@@ -196,6 +203,11 @@ def load_pairs(path, on_error="raise"):
         raise FileNotFoundError(f"{path}: no such pairs file")
     rows, rejected = _validate_records(_read_lines(path), str(path))
     return _finish(rows, rejected, on_error)
+
+
+def rejected_problems(rejected: pl.DataFrame) -> list[Problem]:
+    """The rejected rows of `load_pairs(..., on_error="collect")` as Problems (file:line: field: reason)."""
+    return [Problem(r["file"], r["line"], r["field"], r["reason"]) for r in rejected.iter_rows(named=True)]
 
 
 def pair_records(frame: pl.DataFrame) -> list[dict[str, Any]]:

@@ -1,0 +1,108 @@
+"""Bad input is named, never dropped silently: every rejected row as file:line: field: reason on stderr, a non-zero
+exit unless --skip-invalid, empty input an error, BOMs accepted, undecodable bytes and truncated gzip named, and
+no NaN in output JSON."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+
+import pytest
+from conftest import REPO, pair, write_jsonl
+from crm_core.data import DataValidationError, open_bench, text_lines, without_nan
+from crm_train.eval_cli import main as crm_eval
+
+CRM = REPO / "space" / "models" / "crm-compositional"
+
+
+def test_text_lines_accepts_a_bom_and_names_undecodable_bytes(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"a": 1}\n\x91oops\n{"b": 2}\n')
+    rows = list(text_lines(path))
+    assert rows[0] == (1, '{"a": 1}', None) and rows[2] == (3, '{"b": 2}', None)
+    line, text, problem = rows[1]
+    assert (line, text) == (2, None) and str(problem) == f"{path}:2: not UTF-8 text: undecodable byte 0x91 at column 1"
+
+
+def test_a_truncated_gzip_names_the_file_and_the_last_complete_line(combined_dir):
+    path = combined_dir / "model_outputs.jsonl.gz"
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])  # an interrupted copy
+    last = list(text_lines(path))[-1][2]
+    assert last is not None and "ends before the end of its gzip stream" in last.message and last.file == str(path)
+    with pytest.raises(DataValidationError, match=r"model_outputs\.jsonl\.gz:\d+: ends before the end"):
+        open_bench(combined_dir)
+
+
+def test_without_nan_turns_every_nan_into_null():
+    import numpy as np
+
+    cleaned = without_nan({"a": float("nan"), "b": [1.0, np.float64("inf"), {"c": np.float32(2.5)}], "d": "x"})
+    assert json.dumps(cleaned, allow_nan=False) == '{"a": null, "b": [1.0, null, {"c": 2.5}], "d": "x"}'
+
+
+@pytest.fixture
+def bad_pairs(tmp_path):
+    path = write_jsonl(tmp_path / "bad.jsonl", [pair(0), pair(1, preference="model_b"), pair(2, model_b=...),
+                                                pair(3, preference=3), pair(4)])  # fmt: skip
+    lines = path.read_text().splitlines()
+    lines.insert(2, '{"id": "broken", "prompt": ')  # line 3: malformed JSON
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_crm_eval_names_each_rejected_row_and_fails_without_skip_invalid(bad_pairs, capsys):
+    assert crm_eval(["--model", str(CRM), "--data", str(bad_pairs)]) == 1
+    out = capsys.readouterr()
+    assert out.out == ""  # no result printed for a run that stopped
+    assert f"crm-eval: {bad_pairs}:3: malformed JSON" in out.err
+    assert f"crm-eval: {bad_pairs}:4: model_b: missing field" in out.err
+    assert f"crm-eval: {bad_pairs}:5: preference:" in out.err and "got int 3" in out.err
+    assert "3 row(s) rejected" in out.err and "--skip-invalid" in out.err
+
+
+def test_crm_eval_skip_invalid_goes_on_and_writes_valid_json(bad_pairs, capsys):
+    assert crm_eval(["--model", str(CRM), "--data", str(bad_pairs), "--skip-invalid"]) == 0
+    out = capsys.readouterr()
+    result = json.loads(out.out)  # strict: NaN would not parse back as a number here
+    assert result["n"] == 3 and result["n_rejected"] == 3
+    assert "skipped 3 invalid row(s) (--skip-invalid)" in out.err
+    assert not any(isinstance(v, float) and math.isnan(v) for v in result.values())
+    assert "NaN" not in out.out
+
+
+def test_crm_eval_empty_bom_and_binary_inputs(tmp_path, capsys):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert crm_eval(["--model", str(CRM), "--data", str(empty)]) == 1
+    assert "no valid preference pairs" in capsys.readouterr().err
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + (json.dumps(pair(0)) + "\n" + json.dumps(pair(1)) + "\n").encode())
+    assert crm_eval(["--model", str(CRM), "--data", str(bom)]) == 0
+    assert json.loads(capsys.readouterr().out)["n"] == 2  # the first row is not lost to the BOM
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b"\x91\x92\x93 not text\n")
+    assert crm_eval(["--model", str(CRM), "--data", str(binary)]) == 1
+    err = capsys.readouterr().err
+    assert f"{binary}:1: not UTF-8 text: undecodable byte 0x91" in err
+
+
+def test_a_gzip_pairs_file_that_is_not_gzip_is_named(tmp_path, capsys):
+    path = tmp_path / "pairs.jsonl.gz"
+    path.write_bytes(gzip.compress(b"x")[:5] + b"garbage")
+    assert crm_eval(["--model", str(CRM), "--data", str(path)]) == 1
+    assert str(path) in capsys.readouterr().err
+
+
+def test_a_model_with_missing_answers_is_flagged_by_usl_rank_and_in_the_rows(per_model_dir, tmp_path, capsys):
+    from usl_space.rank_cli import main as usl_rank
+
+    args = ["--data", str(per_model_dir), "--baseline", "base", "--criteria", "", "--model", str(CRM),
+            "--cache", str(tmp_path / "scores.sqlite"), "--quiet", "--bootstrap", "50"]  # fmt: skip
+    assert usl_rank(args) == 0
+    out = capsys.readouterr()
+    rows = {row["model"]: row for row in json.loads(out.out)["rows"]}
+    assert rows["beta"]["fewer_answers"] and rows["beta"]["n"] == rows["alpha"]["n"] - 1  # beta misses query 5
+    assert not rows["alpha"]["fewer_answers"]
+    assert f"usl-rank: warning: beta was judged on {rows['beta']['n']} of {rows['alpha']['n']} queries" in out.err
