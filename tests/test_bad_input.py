@@ -106,3 +106,37 @@ def test_a_model_with_missing_answers_is_flagged_by_usl_rank_and_in_the_rows(per
     assert rows["beta"]["fewer_answers"] and rows["beta"]["n"] == rows["alpha"]["n"] - 1  # beta misses query 5
     assert not rows["alpha"]["fewer_answers"]
     assert f"usl-rank: warning: beta was judged on {rows['beta']['n']} of {rows['alpha']['n']} queries" in out.err
+
+
+HOSTILE = ["$\\undefinedcmd{x}$", "<b>bold</b>", "<script>alert(1)</script>", "**strong** _x_ [l](http://e)"]
+
+
+def _board(names: list[str]):
+    from usl_space.board import Leaderboard
+
+    rates = [0.5 - 0.01 * i for i in range(len(names))]
+    rows = [{"model": n, "win_rate": r, "ci_low": r - 0.05, "ci_high": r + 0.05, "rank": i + 1, "baseline": i == 0}
+            for i, (n, r) in enumerate(zip(names, rates, strict=True))]  # fmt: skip
+    return Leaderboard(rows, [], [], "toy", names[0], "ckpt", 10, 10, 0.1)
+
+
+def test_hostile_model_names_draw_as_plain_text_in_both_charts():
+    from usl_space.charts import bar_chart, slope_chart
+
+    board = _board(["base", *HOSTILE])
+    for fig in (bar_chart(board), slope_chart(board, _board(["base", *reversed(HOSTILE)]))):
+        fig.canvas.draw()  # mathtext would raise on \undefinedcmd here
+        drawn = [t.get_text() for t in fig.findobj(lambda o: hasattr(o, "get_parse_math")) if not t.get_parse_math()]
+        assert all(name in drawn for name in HOSTILE)
+    many = _board([f"m{i}" for i in range(45)])
+    assert len(bar_chart(many).axes[0].get_yticklabels()) == 45  # every model, none silently dropped
+    assert "top 10 of 45 models shown" in bar_chart(many, top=10).axes[0].get_title()
+
+
+def test_visitor_text_never_renders_as_markdown_or_html():
+    from usl_space.app import as_text
+
+    assert as_text("<b>bold</b>") == "&lt;b&gt;bold&lt;/b&gt;"
+    assert as_text("<script>alert(1)</script>") == "&lt;script&gt;alert\\(1\\)&lt;/script&gt;"
+    assert as_text("$\\undefinedcmd{x}$") == "\\$\\\\undefinedcmd\\{x\\}\\$"
+    assert as_text("**strong**") == "\\*\\*strong\\*\\*"

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import html
 import json
+import re
 import tempfile
 import threading
 import time
@@ -66,6 +68,15 @@ def table(board: Leaderboard | None) -> list[list[Any]]:
 def frame(board: Leaderboard | None) -> dict:
     headers = TABLE_COLUMNS + (board.topics if board else [])
     return {"headers": headers, "data": table(board) or [[None] * len(headers)]}
+
+
+MARKDOWN_SYNTAX = re.compile(r"([\\`*_{}\[\]()#+\-.!|~$])")
+
+
+def as_text(value: str) -> str:
+    """Visitor text (an upload's model or file name) for a Markdown component, shown exactly as typed: Markdown and
+    LaTeX syntax backslash-escaped, HTML turned into entities, so `<b>`, `<script>` or `$...$` never render."""
+    return html.escape(MARKDOWN_SYNTAX.sub(r"\\\1", value), quote=False)
 
 
 def status(board: Leaderboard | None, what: str = "") -> str:
@@ -203,11 +214,11 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         p, _ = engine.preference(scores, idx, model)
         value, value2, _ = scores[(idx, model)]
         if engine.pointwise:
-            detail = (f"P({model} preferred) = **{p:.3f}** (pointwise CRM: scores {value:+.3f} vs "
+            detail = (f"P({as_text(model)} preferred) = **{p:.3f}** (pointwise CRM: scores {value:+.3f} vs "
                       f"{scores[(idx, engine.baseline)][0]:+.3f}; order plays no part)")  # fmt: skip
         else:
-            detail = (f"P({model} preferred) = **{p:.3f}**: {value:.3f} with it shown first, {value2:.3f} with it "
-                      f"shown second")  # fmt: skip
+            detail = (f"P({as_text(model)} preferred) = **{p:.3f}**: {value:.3f} with it shown first, "
+                      f"{value2:.3f} with it shown second")  # fmt: skip
         return engine.query[idx], engine.output[(idx, model)], engine.output[(idx, engine.baseline)], detail
 
     def upload(path, name, uploads):
@@ -215,9 +226,9 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
             key, outputs = parse_upload(engine, path, name)
         except (ValueError, DataValidationError) as error:
             shown = str(error).replace(str(path), Path(path).name) if path else str(error)  # no server paths
-            return uploads, f"**Upload refused:**\n\n```\n{shown}\n```"
+            return uploads, "**Upload refused:**\n\n" + "  \n".join(as_text(line) for line in shown.splitlines())
         uploads = {**(uploads or {}), key: outputs}
-        return uploads, (f"Added **{key}** ({len(outputs)} of {len(engine.query)} queries answered). "
+        return uploads, (f"Added **{as_text(key)}** ({len(outputs)} of {len(engine.query)} queries answered). "
                          "Run the Customize tab: it is ranked there, for this session only.")  # fmt: skip
 
     # -- layout ------------------------------------------------------------------------------------------------

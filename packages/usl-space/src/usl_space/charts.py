@@ -12,11 +12,20 @@ from matplotlib.figure import Figure
 from usl_space.engine import Leaderboard
 
 
-def bar_chart(board: Leaderboard | None, top: int = 40) -> Figure | None:
-    """Horizontal bars, best at the top, with bootstrap 95% CI whiskers and the 50% line (= the baseline)."""
+def literal(texts) -> None:
+    """Draw these matplotlib Text objects as they are: a model name like `$\\undefinedcmd{x}$` (visitor text, from
+    an upload) is never parsed as mathtext, which would fail or render markup."""
+    for text in texts:
+        text.set_parse_math(False)
+
+
+def bar_chart(board: Leaderboard | None, top: int | None = None) -> Figure | None:
+    """Horizontal bars, best at the top, with bootstrap 95% CI whiskers and the 50% line (= the baseline). Every
+    model is drawn unless `top` is given; then the title says how many are left out."""
     if board is None or not board.rows:
         return None
-    rows = [r for r in board.rows if r["win_rate"] is not None][:top][::-1]
+    ranked = [r for r in board.rows if r["win_rate"] is not None]
+    rows = ranked[:top][::-1]
     fig, ax = plt.subplots(figsize=(8, 0.28 * len(rows) + 1.2))
     rates = [100 * r["win_rate"] for r in rows]
     low = [100 * (r["win_rate"] - r["ci_low"]) for r in rows]
@@ -27,6 +36,14 @@ def bar_chart(board: Leaderboard | None, top: int = 40) -> Figure | None:
     ax.axvline(50, color="black", linewidth=0.8, linestyle=":")
     ax.set_xlim(0, 100)
     ax.set_xlabel(f"win rate vs {board.baseline} (%), 95% CI; {board.n_queries}/{board.n_selected} queries")
+    if len(rows) < len(board.rows):
+        unranked = len(board.rows) - len(ranked)
+        ax.set_title(
+            f"top {len(rows)} of {len(board.rows)} models shown"
+            + (f"; {unranked} without a win rate (no answers judged)" if unranked else ""),
+            fontsize=9,
+        )
+    literal([*ax.get_yticklabels(), ax.xaxis.label, ax.title])
     fig.tight_layout()
     plt.close(fig)
     return fig
@@ -42,8 +59,8 @@ def slope_chart(a: Leaderboard, b: Leaderboard) -> Figure:
         ra, rb = rank_a[model], rank_b[model]
         color = "#2a9d3a" if rb < ra else ("#c0392b" if rb > ra else "#777777")
         ax.plot([0, 1], [ra, rb], color=color, marker="o", markersize=3, linewidth=1)
-        ax.text(-0.03, ra, model, ha="right", va="center", fontsize=7)
-        ax.text(1.03, rb, model, ha="left", va="center", fontsize=7)
+        ax.text(-0.03, ra, model, ha="right", va="center", fontsize=7, parse_math=False)
+        ax.text(1.03, rb, model, ha="left", va="center", fontsize=7, parse_math=False)
     ax.set_xlim(-0.8, 1.8)
     ax.invert_yaxis()
     ax.set_xticks([0, 1], ["criteria A", "criteria B"])
