@@ -117,7 +117,7 @@ def test_anytime_stream_refines_to_the_full_leaderboard(objective, tiny_qwen_crm
         assert row["ci_low"] <= row["win_rate"] <= row["ci_high"]
         assert row["wins"] + row["ties"] + row["losses"] == row["n"]
         assert row["win_rate"] == pytest.approx((row["wins"] + row["ties"] / 2) / row["n"], abs=1e-4)
-        assert 1 <= row["rank_ub"] <= row["rank"]
+        assert row["rank_ub"] is None  # 12 queries: below MIN_QUERIES_FOR_RANKS, Rank (UB) is not shown
         assert set(row["topics"]) == set(list(TOPICS)[:2])
     assert [r["win_rate"] for r in final.rows] == sorted((r["win_rate"] for r in final.rows), reverse=True)
     if objective == "pairwise":

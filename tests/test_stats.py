@@ -110,3 +110,31 @@ def test_length_control_for_every_model_at_once_equals_one_by_one():
         alone = length_controlled_win_rate(np.where(answered[:, j], preference[:, j], np.nan), masked[:, j], scale)
         assert together[j] == pytest.approx(alone, abs=1e-7)
     assert np.isnan(together[5])
+
+
+@pytest.mark.parametrize("n", [3, 10, 30, 100])
+def test_intervals_keep_their_coverage_at_any_number_of_queries(n):
+    """Many boards of n queries from known win probabilities: the 95% interval must hold the truth in about 95%
+    of them (at least 93%, as the simulation's own noise allows), for hard wins and for soft preferences."""
+    from usl_space.stats import win_rate_intervals
+
+    rng = np.random.default_rng(n)
+    truths = np.array([0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95])
+    reps = 400  # boards per truth, side by side as "models" of one matrix
+    for soft in (False, True):
+        truth = np.repeat(truths, reps)
+        if soft:  # P(preferred) per query, scattered around the model's true mean
+            outcomes = rng.beta(4 * truth, 4 * (1 - truth), size=(n, len(truth)))
+        else:
+            outcomes = (rng.random((n, len(truth))) < truth).astype(float)
+        _, low, high, _ = win_rate_intervals(outcomes, samples=200, seed=1)
+        covered = (low <= truth) & (truth <= high)
+        for t in truths:
+            assert covered[truth == t].mean() >= 0.93, (n, soft, t, covered[truth == t].mean())
+
+
+def test_few_queries_give_no_false_certainty():
+    from usl_space.stats import intervals
+
+    stats = intervals(np.ones((3, 2)), samples=200)  # 3 wins of 3: the bootstrap alone says "100 - 100"
+    assert stats.ci_high[0] == 1.0 and stats.ci_low[0] < 0.4

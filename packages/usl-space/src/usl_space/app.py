@@ -27,7 +27,7 @@ from crm_core.data.importers import responses_by_instruction
 from usl_space.board import fewer_answers
 from usl_space.charts import bar_chart, slope_chart
 from usl_space.engine import Engine, Leaderboard, check_criteria
-from usl_space.stats import kendall_tau
+from usl_space.stats import MIN_QUERIES_FOR_RANKS, kendall_tau
 from usl_space.topics import TOPICS
 
 PRESETS = {
@@ -70,7 +70,7 @@ def frame(board: Leaderboard | None) -> dict:
     return {"headers": headers, "data": table(board) or [[None] * len(headers)]}
 
 
-MARKDOWN_SYNTAX = re.compile(r"([\\`*_{}\[\]()#+\-.!|~$])")
+MARKDOWN_SYNTAX = re.compile(r"([\\`*_{}\[\]#|~$])")  # emphasis, code, links, images, headings, tables, LaTeX
 
 
 def as_text(value: str) -> str:
@@ -85,6 +85,9 @@ def status(board: Leaderboard | None, what: str = "") -> str:
     state = "done" if board.done else "scoring..."
     text = (f"{what} {state} {board.n_queries} / {board.n_selected} queries scored, {len(board.rows)} models, "
             f"{board.seconds:.1f} s").strip()  # fmt: skip
+    if board.n_queries < MIN_QUERIES_FOR_RANKS:
+        text += (f" · only {board.n_queries} queries judged: not yet informative (wide intervals; Rank (UB) is "
+                 f"shown from {MIN_QUERIES_FOR_RANKS} queries on)")  # fmt: skip
     short = fewer_answers(board.rows)
     if short:  # counts only: model names can be visitor text, which never reaches the Markdown renderer
         text += (f" · {len(short)} model(s) answered fewer queries than the others (column n, as few as "

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from usl_space.stats import intervals, length_controlled_win_rates
+from usl_space.stats import MIN_QUERIES_FOR_RANKS, intervals, length_controlled_win_rates
 
 
 @dataclass
@@ -71,6 +71,7 @@ def board_rows(
     CRM's win rate is weighted (mean P(preferred over the baseline)), a cross-encoder's discrete (ties 1/2)."""
     basis = preference if weighted else outcome
     stats = intervals(basis, bootstrap, seed)
+    ranked = len(outcome) >= MIN_QUERIES_FOR_RANKS  # too few queries: no Rank (UB) (the app says why)
     answered = ~np.isnan(outcome)
     j_base = models.index(baseline)
     lc = length_controlled_win_rates(preference, words - words[:, [j_base]], answered)
@@ -89,7 +90,7 @@ def board_rows(
     wins, ties, losses = ((outcome == v).sum(axis=0) for v in (1.0, 0.5, 0.0))
     rows = [{
         "model": model, "win_rate": _r(stats.win_rate[j]), "ci_low": _r(stats.ci_low[j]),
-        "ci_high": _r(stats.ci_high[j]), "rank_ub": int(stats.rank_ub[j]), "n": int(stats.n[j]),
+        "ci_high": _r(stats.ci_high[j]), "rank_ub": int(stats.rank_ub[j]) if ranked else None, "n": int(stats.n[j]),
         "wins": int(wins[j]), "ties": int(ties[j]), "losses": int(losses[j]), "mean_preference": _r(mean_pref[j]),
         "lc_win_rate": _r(lc[j]), "avg_words": _r(avg_words[j], 1),
         "topics": {t: _r(per_topic[t][j]) for t in topics}, "baseline": model == baseline,

@@ -44,14 +44,43 @@ class Intervals:
     n: np.ndarray  # queries each model was judged on
 
 
+MIN_QUERIES_FOR_RANKS = 30  # below this the paired bootstrap is too coarse to rank on: Rank (UB) is not shown
+
+
 def intervals(outcomes: np.ndarray, samples: int = 1000, seed: int = 0, level: float = 0.95) -> Intervals:
-    """Win rates with percentile-bootstrap intervals, and Rank (UB) from paired bootstrap differences."""
+    """Win rates with 95% intervals that keep their coverage at any number of queries, and Rank (UB) from paired
+    bootstrap differences. The interval is the union of the percentile bootstrap's and the exact
+    (Clopper-Pearson) one: with few queries the bootstrap collapses (3 wins of 3 give "100 - 100") and the exact
+    bound keeps it honest; with many they agree (tests/test_stats.py simulates coverage at n = 3 ... 100)."""
+    rates, low, high, boot = win_rate_intervals(outcomes, samples, seed, level)
+    return Intervals(rates, low, high, rank_upper_bounds(boot, level), (~np.isnan(outcomes)).sum(axis=0))
+
+
+def win_rate_intervals(outcomes: np.ndarray, samples: int = 1000, seed: int = 0,
+                       level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """(win rate, low, high, bootstrap draws) per model: the intervals of `intervals`, without Rank (UB)."""
     rates = win_rates(outcomes)
     boot = bootstrap_win_rates(outcomes, samples, seed)
     tail = (1 - level) / 2
     with np.errstate(invalid="ignore"):
         low, high = np.nanquantile(boot, [tail, 1 - tail], axis=0) if len(boot) else (rates, rates)
-    return Intervals(rates, low, high, rank_upper_bounds(boot, level), (~np.isnan(outcomes)).sum(axis=0))
+    exact_low, exact_high = exact_bounds(rates, (~np.isnan(outcomes)).sum(axis=0), level)
+    return rates, np.fmin(low, exact_low), np.fmax(high, exact_high), boot
+
+
+def exact_bounds(rates: np.ndarray, n: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Clopper-Pearson bounds for a mean of outcomes in [0, 1] over n queries, x = n * rate "wins" (a fraction
+    where outcomes are ties or probabilities; the Bernoulli case is the widest for a given mean)."""
+    from scipy.stats import beta
+
+    n = np.asarray(n, dtype=float)
+    x = np.nan_to_num(rates * n)
+    tail = (1 - level) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(x > 0, beta.ppf(tail, np.maximum(x, 1e-12), n - x + 1), 0.0)
+        high = np.where(x < n, beta.ppf(1 - tail, x + 1, np.maximum(n - x, 1e-12)), 1.0)
+    missing = n == 0
+    return np.where(missing, np.nan, low), np.where(missing, np.nan, high)
 
 
 def rank_upper_bounds(boot: np.ndarray, level: float = 0.95) -> np.ndarray:
