@@ -43,19 +43,22 @@ def test_customize_through_gradio_client(app_url):
 
     client = Client(app_url, verbose=False)
     topics = ["Creative Writing & Literature", "Humor & Entertainment"]
-    table, _plot, status, files = client.predict(
+    table, topic_table, _plot, status, files = client.predict(
         topics, "", "Prefer short answers.\nNo emojis.", "", "base", ["m1", "m2", "m3"], N_QUERIES,
         api_name="/customize",
     )  # fmt: skip
     assert "done" in status and f"{N_QUERIES} / {N_QUERIES} queries" in status
     models = [row[2] for row in table["data"]]
     assert sorted(models) == sorted(["base (baseline)", "m1", "m2", "m3"])
-    rates = [row[3] for row in table["data"]]
+    rates = [float(row[3]) for row in table["data"]]
     assert rates == sorted(rates, reverse=True)
+    assert all(len(row[3].split(".")[1]) == 1 for row in table["data"])  # one decimal, always ("52.0", not "52")
+    assert table["headers"][:4] == ["Rank", "Rank (UB)", "Model", "Win rate %"]
+    assert topic_table["headers"] == ["Model", *topics] and len(topic_table["data"]) == len(table["data"])
     downloaded = json.loads(Path(files[1]).read_text())
     assert downloaded["criteria"] == ["Prefer short answers.", "No emojis."]
     # only the first topic ticked: the ranking covers its 6 queries
-    _, _, status, _ = client.predict([topics[0]], "", "", "", "base", ["m1"], N_QUERIES, api_name="/customize")
+    _, _, _, status, _ = client.predict([topics[0]], "", "", "", "base", ["m1"], N_QUERIES, api_name="/customize")
     assert "6 / 6 queries" in status
     with pytest.raises(Exception, match="at most 300 characters"):
         client.predict(topics, "", "x" * 301, "", "base", ["m1"], N_QUERIES, api_name="/customize")
@@ -92,7 +95,7 @@ def test_upload_is_validated_then_ranked(app_url, tmp_path):
                                 for i in range(N_QUERIES)]))  # fmt: skip
     message = client.predict(handle_file(str(good)), "mine", api_name="/upload")
     assert "Added **upload:mine**" in message
-    table, _, _, _ = client.predict([], "", "", "", "base", ["m1"], N_QUERIES, api_name="/customize")
+    table, _, _, _, _ = client.predict([], "", "", "", "base", ["m1"], N_QUERIES, api_name="/customize")
     ranked = {row[2]: row for row in table["data"]}  # the upload is ranked in this session, beside m1
     assert set(ranked) == {"base (baseline)", "m1", "upload:mine"} and ranked["upload:mine"][6] == N_QUERIES
 

@@ -41,33 +41,51 @@ PRESETS = {
     "academic": ["I prefer an academic style: rigorous, precise and formal, like a scholarly text."],
 }
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024
-TABLE_COLUMNS = ["rank", "rank_ub", "model", "win_rate_%", "ci_95_%", "lc_win_rate_%", "n", "avg_words"]
+TABLE_HEIGHT = 1700  # px: 40 models and the header without an inner scroll bar
+TABLE_COLUMNS = ["Rank", "Rank (UB)", "Model", "Win rate %", "95% CI %", "LC win rate %", "Queries", "Avg words"]
+LEGEND = (
+    "**Win rate**: how often the model's answer is preferred to the baseline's (a compositional CRM counts "
+    "each verdict by its probability), with its **95% CI** over queries · **Rank (UB)**: 1 + the models "
+    "better than it with 95% confidence (from 30 queries on) · **LC**: length-controlled, as if both answers "
+    "were equally long · **Queries**: queries it was judged on · the baseline scores 50 by definition."
+)
 
 
 def lines(text: str | None) -> list[str]:
     return [line for line in (text or "").splitlines() if line.strip()]
 
 
-def pct(value: float | None) -> float | None:
-    return None if value is None else round(100 * value, 1)
+def pct(value: float | None) -> str:
+    """A fraction as a percentage with one decimal, always ("52.0", not "52"); a dash where there is none."""
+    return "–" if value is None else f"{100 * value:.1f}"
 
 
-def table(board: Leaderboard | None) -> list[list[Any]]:
-    """Rows for the Dataframe: rank, Rank (UB), model, win rate with its CI, per-topic win rates."""
+def table(board: Leaderboard | None, topics: bool = True) -> list[list[Any]]:
+    """Rows for the Dataframe and the CSV: rank, Rank (UB), model, win rate with its CI, LC win rate, queries,
+    average words, then (with `topics`) the per-topic win rates."""
     if board is None:
         return []
     out = []
     for row in board.rows:
-        cells = [row["rank"], row["rank_ub"], row["model"] + (" (baseline)" if row["baseline"] else ""),
-                 pct(row["win_rate"]), f"{pct(row['ci_low'])} - {pct(row['ci_high'])}", pct(row["lc_win_rate"]),
-                 row["n"], row["avg_words"]]  # fmt: skip
-        out.append(cells + [pct(row["topics"].get(t)) for t in board.topics])
+        cells = [row["rank"], "–" if row["rank_ub"] is None else row["rank_ub"],
+                 row["model"] + (" (baseline)" if row["baseline"] else ""), pct(row["win_rate"]),
+                 f"{pct(row['ci_low'])} – {pct(row['ci_high'])}", pct(row["lc_win_rate"]), row["n"],
+                 f"{row['avg_words']:.0f}"]  # fmt: skip
+        out.append(cells + ([pct(row["topics"].get(t)) for t in board.topics] if topics else []))
     return out
 
 
 def frame(board: Leaderboard | None) -> dict:
-    headers = TABLE_COLUMNS + (board.topics if board else [])
-    return {"headers": headers, "data": table(board) or [[None] * len(headers)]}
+    """The main table: every model, no per-topic columns (those are in `topic_frame`)."""
+    return {"headers": TABLE_COLUMNS, "data": table(board, topics=False) or [[None] * len(TABLE_COLUMNS)]}
+
+
+def topic_frame(board: Leaderboard | None) -> dict:
+    """Win rate (%) per topic, one row per model, in the board's order: the collapsible part of the table."""
+    if board is None or not board.topics:
+        return {"headers": ["Model"], "data": [[None]]}
+    rows = [[row["model"], *(pct(row["topics"].get(t)) for t in board.topics)] for row in board.rows]
+    return {"headers": ["Model", *board.topics], "data": rows}
 
 
 MARKDOWN_SYNTAX = re.compile(r"([\\`*_{}\[\]#|~$])")  # emphasis, code, links, images, headings, tables, LaTeX
@@ -90,7 +108,7 @@ def status(board: Leaderboard | None, what: str = "") -> str:
                  f"shown from {MIN_QUERIES_FOR_RANKS} queries on)")  # fmt: skip
     short = fewer_answers(board.rows)
     if short:  # counts only: model names can be visitor text, which never reaches the Markdown renderer
-        text += (f" · {len(short)} model(s) answered fewer queries than the others (column n, as few as "
+        text += (f" · {len(short)} model(s) answered fewer queries than the others (column Queries, as few as "
                  f"{min(n for _, n, _ in short)} of {short[0][2]}): their win rates rest on less evidence")  # fmt: skip
     return text
 
@@ -168,7 +186,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
     # -- handlers ------------------------------------------------------------------------------------------------
     def leaderboard_view():
         for board, text in run(engine, [], [], None, None, None, "General preference:"):
-            yield frame(board), bar_chart(board), text
+            yield frame(board), topic_frame(board), bar_chart(board), text
 
     def customize(topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads):
         eng = engine.with_baseline(baseline) if baseline and baseline != engine.baseline else engine
@@ -180,10 +198,10 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         ids = selected_ids(topics, free_text or "")
         board = None
         for board, text in run(eng, lines(criteria), lines(dislikes), ids, chosen, n_queries, "Custom:"):
-            yield frame(board), bar_chart(board), text, gr.update()
+            yield frame(board), topic_frame(board), bar_chart(board), text, gr.update()
         if board is not None:
             text = status(board, "Custom:") + reading(eng, board.criteria, board.dislikes)
-            yield frame(board), bar_chart(board), text, downloads(board, work / "custom")
+            yield frame(board), topic_frame(board), bar_chart(board), text, downloads(board, work / "custom")
 
     def compare(criteria_a, criteria_b, n_queries):
         boards = {}
@@ -241,7 +259,10 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         with gr.Tabs():
             with gr.Tab("Leaderboard"):
                 lb_status = gr.Markdown("Loading the general-preference leaderboard...")
-                lb_table = gr.Dataframe(frame(None), interactive=False, wrap=True)
+                lb_table = gr.Dataframe(frame(None), interactive=False, wrap=True, max_height=TABLE_HEIGHT)
+                gr.Markdown(LEGEND)
+                with gr.Accordion("Win rate by topic (%)", open=False):
+                    lb_topics = gr.Dataframe(topic_frame(None), interactive=False, max_height=TABLE_HEIGHT)
                 lb_plot = gr.Plot()
             with gr.Tab("Customize"):
                 with gr.Row():
@@ -262,7 +283,11 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                     go = gr.Button("Rank", variant="primary", elem_id="rank")
                     stop = gr.Button("Stop")
                 cu_status = gr.Markdown(elem_id="custom-status")
-                cu_table = gr.Dataframe(frame(None), interactive=False, wrap=True, elem_id="custom-table")
+                cu_table = gr.Dataframe(frame(None), interactive=False, wrap=True, elem_id="custom-table",
+                                        max_height=TABLE_HEIGHT)  # fmt: skip
+                gr.Markdown(LEGEND)
+                with gr.Accordion("Win rate by topic (%)", open=False):
+                    cu_topics = gr.Dataframe(topic_frame(None), interactive=False, max_height=TABLE_HEIGHT)
                 cu_plot = gr.Plot()
                 files = gr.File(label="Download (CSV, JSON)", file_count="multiple")
             with gr.Tab("Compare"):
@@ -299,13 +324,13 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                 up_go = gr.Button("Add", variant="primary")
                 up_status = gr.Markdown(elem_id="upload-status")
 
-        demo.load(leaderboard_view, None, [lb_table, lb_plot, lb_status], concurrency_id="score",
+        demo.load(leaderboard_view, None, [lb_table, lb_topics, lb_plot, lb_status], concurrency_id="score",
                   concurrency_limit=4)  # fmt: skip
         all_btn.click(lambda: gr.update(value=topic_names), None, topics)
         clear_btn.click(lambda: gr.update(value=[]), None, topics)
         preset.change(lambda p: "\n".join(PRESETS.get(p, [])), preset, criteria)
         job = go.click(customize, [topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads],
-                       [cu_table, cu_plot, cu_status, files], api_name="customize", concurrency_id="score",
+                       [cu_table, cu_topics, cu_plot, cu_status, files], api_name="customize", concurrency_id="score",
                        concurrency_limit=4)  # fmt: skip
         stop.click(None, None, None, cancels=[job])
         cmp_go.click(compare, [crit_a, crit_b, cmp_n], [cmp_a, cmp_b, cmp_plot, cmp_tau, cmp_status],
