@@ -44,9 +44,9 @@ def main() -> None:
                         models, args.queries, api_name="/customize")  # fmt: skip
     statuses = []
     for update in job:
-        statuses.append(update[2])
+        statuses.append(update[3])  # outputs: table, topic table, chart, status, files
         if len(statuses) == 1:
-            print(f"  first table after {time.perf_counter() - started:.1f} s: {update[2]!r}")
+            print(f"  first table after {time.perf_counter() - started:.1f} s: {update[3]!r}")
     table = job.result()[0]
     print(f"  full table after {time.perf_counter() - started:.1f} s: {statuses[-1]!r}")
     check(len(statuses) >= 2, f"the table refined live ({len(statuses)} updates)")
@@ -74,7 +74,7 @@ def main() -> None:
         upload.write_text(json.dumps(items))
         message = client.predict(handle_file(str(upload)), "terse", api_name="/upload")
     check("Added" in message, message.splitlines()[0])
-    table, _, status, _ = client.predict(ALL_TOPICS, "", "Prefer short, concise answers.", "", bench.baseline,
+    table, _, _, status, _ = client.predict(ALL_TOPICS, "", "Prefer short, concise answers.", "", bench.baseline,
                                          models[:5], args.queries, api_name="/customize")  # fmt: skip
     ranked = [row[2] for row in table["data"]]
     check("upload:terse" in ranked, f"the upload is ranked: place {ranked.index('upload:terse') + 1} of "
