@@ -118,3 +118,17 @@ def test_browser_runs_a_custom_leaderboard(app_url, tmp_path):
         page.screenshot(path=str(tmp_path / "customize.png"), full_page=True)
         browser.close()
     assert (tmp_path / "customize.png").stat().st_size > 10_000
+
+
+def test_a_visitor_may_add_at_most_three_models(app_url, tmp_path):
+    from gradio_client import Client, handle_file
+
+    client = Client(app_url, verbose=False)  # a new visitor: a new session, no uploads yet
+    good = tmp_path / "model_outputs.json"
+    good.write_text(json.dumps([{"instruction": f"Question {i}: how do I do task {i}?", "output": f"mine {i}"}
+                                for i in range(N_QUERIES)]))  # fmt: skip
+    for name in ("one", "two", "three"):
+        assert "Added" in client.predict(handle_file(str(good)), name, api_name="/upload")
+    message = client.predict(handle_file(str(good)), "four", api_name="/upload")
+    assert "Upload refused" in message and "at most 3 uploaded models per visitor" in message
+    assert "Added" in client.predict(handle_file(str(good)), "two", api_name="/upload")  # replacing one is fine

@@ -244,3 +244,13 @@ def test_reference_boost_keeps_the_quality_spread_and_moves_weight_to_the_refere
     assert centred_std(float(net.refsim_weight) * sim.numpy(), prompts) > centred_std(head, prompts)
     unchanged = QualityNet(8, 16)
     assert boost_reference(unchanged, {"xa": x, "sa": sim}, prompts, list(range(60)), 0.0)["scale"] == 1.0
+
+
+def test_uploads_are_freed_when_the_visitor_leaves(compositional_crm, tmp_path):
+    engine = toy_engine(compositional_crm, ScoreCache(tmp_path / "u.sqlite"))
+    for k in range(20):  # 20 visitors, one upload each, who come and go
+        outputs = {idx: f"upload {k}: my answer to query {idx}" for idx in engine.query}
+        board = engine.with_model(f"upload:v{k}", outputs).rank([])
+        assert f"upload:v{k}" in {row["model"] for row in board.rows} and len(engine._uploads) == 1
+        engine.forget_uploads({f"upload:v{k}": outputs})
+        assert not engine._uploads

@@ -40,7 +40,8 @@ PRESETS = {
     "lists": ["I like answers formatted as bullet or numbered lists."],
     "academic": ["I prefer an academic style: rigorous, precise and formal, like a scholarly text."],
 }
-MAX_UPLOAD_BYTES = 20 * 1024 * 1024
+MAX_UPLOAD_BYTES = 20 * 1024 * 1024  # also the server's limit (launch max_file_size): bigger posts are never stored
+MAX_UPLOADS = 3  # uploaded models per visitor; their responses are freed when the visitor leaves
 TABLE_HEIGHT = 1700  # px: 40 models and the header without an inner scroll bar
 TABLE_COLUMNS = ["Rank", "Rank (UB)", "Model", "Win rate %", "95% CI %", "LC win rate %", "Queries", "Avg words"]
 LEGEND = (
@@ -142,7 +143,7 @@ def parse_upload(engine: Engine, path: str | None, name: str) -> tuple[str, dict
         raise ValueError("choose a model_outputs.json file to upload")
     size = Path(path).stat().st_size
     if size > MAX_UPLOAD_BYTES:
-        raise ValueError(f"the file is {size / 1e6:.1f} MB; at most {MAX_UPLOAD_BYTES / 1e6:.0f} MB")
+        raise ValueError(f"the file is {size / 2**20:.1f} MB; at most {MAX_UPLOAD_BYTES // 2**20} MB")
     from crm_core.data.importers import read_model_outputs_json
 
     items = read_model_outputs_json(path)
@@ -242,12 +243,21 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                       f"{value2:.3f} with it shown second")  # fmt: skip
         return engine.query[idx], engine.output[(idx, model)], engine.output[(idx, engine.baseline)], detail
 
+    def forget_uploads(visitor_uploads: dict | None) -> None:
+        # a plain function, not the bound method: Gradio deep-copies what a State holds, engine included
+        engine.forget_uploads(visitor_uploads)
+
     def upload(path, name, uploads):
         try:
             key, outputs = parse_upload(engine, path, name)
+            if key not in (uploads or {}) and len(uploads or {}) >= MAX_UPLOADS:
+                raise ValueError(f"at most {MAX_UPLOADS} uploaded models per visitor; reload the page to start over")
         except (ValueError, DataValidationError) as error:
             shown = str(error).replace(str(path), Path(path).name) if path else str(error)  # no server paths
             return uploads, "**Upload refused:**\n\n" + "  \n".join(as_text(line) for line in shown.splitlines())
+        finally:
+            if path:
+                Path(path).unlink(missing_ok=True)  # read once: the upload is not kept on disk
         uploads = {**(uploads or {}), key: outputs}
         return uploads, (f"Added **{as_text(key)}** ({len(outputs)} of {len(engine.query)} queries answered). "
                          "Run the Customize tab: it is ranked there, for this session only.")  # fmt: skip
@@ -255,7 +265,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
     # -- layout ------------------------------------------------------------------------------------------------
     with gr.Blocks(title="USL") as demo:
         gr.Markdown(header)
-        uploads = gr.State({})
+        uploads = gr.State({}, delete_callback=forget_uploads)  # the visitor left: free their uploads
         with gr.Tabs():
             with gr.Tab("Leaderboard"):
                 lb_status = gr.Markdown("Loading the general-preference leaderboard...")
@@ -365,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         threading.Thread(target=warm_general_leaderboard, args=(engine,), daemon=True, name="warm").start()
     demo = build_app(engine)
     demo.queue(default_concurrency_limit=args.max_jobs)
-    demo.launch(server_name=args.host, server_port=args.port)
+    demo.launch(server_name=args.host, server_port=args.port, max_file_size=MAX_UPLOAD_BYTES)
     return 0
 
 

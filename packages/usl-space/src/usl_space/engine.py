@@ -128,13 +128,19 @@ class Engine:
         other.output = {**self.output, **added}
         other.models = [*self.models, name]
         if self.instant:  # an upload's responses are encoded once per engine; then it ranks like the others
-            key = (name, text_digest(*(f"{i}\x00{t}" for (i, _), t in sorted(added.items()))))
+            key = (name, _upload_digest(added))
             if key not in self._uploads:
                 self._uploads[key] = response_side_of(self.scorer, self.query, added, self.output)
             other._compute_lock = threading.Lock()
             other._table = self.response_table().extended(self.scorer, self.query, added, self.output,
                                                           self._uploads[key])  # fmt: skip
         return other
+
+    def forget_uploads(self, uploads: dict[str, dict[int, str]] | None) -> None:
+        """Free the encoded responses of these uploads ({name: {idx: text}}, as the app keeps them per visitor)."""
+        for name, outputs in (uploads or {}).items():
+            added = {(int(idx), name): text for idx, text in outputs.items()}
+            self._uploads.pop((name, _upload_digest(added)), None)
 
     # -- which queries, in which order ------------------------------------------------------------------------
     def order(self, query_ids: Sequence[int] | None = None, seed: int = 0) -> list[int]:
@@ -353,3 +359,7 @@ class Engine:
 
 def _r(value: float, digits: int = 4) -> float | None:
     return None if value is None or np.isnan(value) else round(float(value), digits)
+
+
+def _upload_digest(added: dict[tuple[int, str], str]) -> str:
+    return text_digest(*(f"{i}\x00{t}" for (i, _), t in sorted(added.items())))
