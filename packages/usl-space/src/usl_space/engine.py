@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from crm_core.compositional import ResponseSide
+from crm_core.compositional import CriteriaSide, ResponseSide
 from crm_core.data import Bench
 from crm_core.model import Pair, Scorer, softmax
 from crm_core.paths import cache_dir
@@ -99,11 +99,13 @@ class Engine:
                     self._table = self._table.extended(self.scorer, self.query, extra, self.output)
             return self._table
 
-    def instant_matrices(self, criteria: list[str], dislikes: list[str], ids: Sequence[int],
-                         models: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-        """(outcome, preference), queries x models, for every response at once (see usl_space.board)."""
+    def instant_matrices(self, criteria: list[str], dislikes: list[str], ids: Sequence[int], models: Sequence[str],
+                         side: CriteriaSide | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+        """(outcome, preference), queries x models, for every response at once (see usl_space.board); `side`
+        (weights fitted from a visitor's votes, usl_space.taste) replaces what the criteria text gives."""
         table = self.response_table()
-        values = table.scores(self.scorer, criteria, dislikes)
+        crit = side if side is not None else self.scorer.criteria_side(criteria, dislikes)
+        values = self.scorer.heads.scores(table.side, crit)
         rows = table.rows(ids, models)
         scores = np.where(rows >= 0, values[rows], np.nan)
         return pointwise_matrices(scores, list(models).index(self.baseline))
@@ -303,6 +305,7 @@ class Engine:
         max_batch: int = 16,
         bootstrap: int = 1000,
         should_stop: Callable[[], bool] | None = None,
+        side: CriteriaSide | None = None,
     ) -> Iterator[Leaderboard]:
         """Anytime leaderboards: first from whatever the cache holds, then after every batch of queries
         (batches double from `first_batch` to `max_batch`), until every selected query is scored."""
@@ -310,10 +313,12 @@ class Engine:
         criteria, dislikes, models = self._request(criteria, dislikes, models)
         ordered = self.order(query_ids, seed)
         if self.instant:
-            matrices = self.instant_matrices(criteria, dislikes, ordered, models)
+            matrices = self.instant_matrices(criteria, dislikes, ordered, models, side)
             yield self.leaderboard({}, ordered, models, criteria, dislikes, len(ordered), started, bootstrap, seed,
                                    matrices)  # fmt: skip
             return
+        if side is not None:
+            raise ValueError("fitted weights (a profile with votes) need a compositional CRM")
         name = normalise_criteria(criteria, dislikes)
         keys = self._keys(ordered, models)
         scores = self.cache.get(self.checkpoint, name, self.cache_bench, keys)

@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="one criterion; repeat for several. --criteria \"\" means general preference")  # fmt: skip
     parser.add_argument("--dislike", action="append", default=[], metavar="TEXT",
                         help="something you dislike in a response (repeatable)")  # fmt: skip
+    parser.add_argument("--profile", metavar="FILE.json", help="rank with a saved profile (the app's download: "
+                        "criteria, dislikes, topics, votes and the weights fitted from them), as the app ranks it; "
+                        "instead of --criteria / --dislike / --topic")  # fmt: skip
     parser.add_argument("--queries", type=int, metavar="N", help="a seeded topic-stratified sample of N queries")
     parser.add_argument("--query-ids", metavar="FILE", help="rank only on these query ids: a file of one id per line "
                         "(blank lines and # comments ignored), e.g. a held-out half")  # fmt: skip
@@ -58,6 +61,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    side = None
+    if args.profile:
+        if args.criteria is not None or args.dislike or args.topic:
+            print("usl-rank: --profile brings its own criteria, dislikes and topics; drop --criteria, --dislike and "
+                  "--topic", file=sys.stderr)  # fmt: skip
+            return 2
+        from usl_space.taste import Profile
+
+        try:
+            profile = Profile.load(args.profile)
+        except (OSError, ValueError) as error:
+            print(f"usl-rank: {error}", file=sys.stderr)
+            return 2
+        args.criteria, args.dislike, args.topic = profile.criteria, profile.dislikes, profile.topics
     if args.criteria is None:
         print('usl-rank: give --criteria TEXT (or --criteria "" for general preference)', file=sys.stderr)
         return 2
@@ -77,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
             listed = read_query_ids(args.query_ids, set(engine.query))
             selected = listed if selected is None else [i for i in selected if i in set(listed)]
         ids = engine.sample(args.queries, args.seed, selected)
+        if args.profile:
+            from usl_space.taste import profile_side
+
+            side = profile_side(engine, profile)
         world = int(os.environ.get("WORLD_SIZE", "1"))
         if world > 1:
             board = _sharded(engine, args, ids)
@@ -86,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
             board = None
             bar = tqdm(total=len(ids), desc="queries scored", unit="query", disable=args.quiet)
             for board in engine.stream(args.criteria, args.dislike, ids, args.models, args.seed,
-                                       bootstrap=args.bootstrap):  # fmt: skip
+                                       bootstrap=args.bootstrap, side=side):  # fmt: skip
                 bar.update(board.n_queries - bar.n)
             bar.close()
     except (ValueError, FileNotFoundError, DataValidationError) as error:

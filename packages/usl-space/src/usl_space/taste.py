@@ -1,0 +1,170 @@
+"""Teach it with a few votes: a visitor's judgements refine the weights their criteria gave (compositional CRMs).
+
+A compositional score is quality + z . w + v . u (crm_core.compositional), so a vote "A's answer beats B's on
+query q" is one logistic observation on the criteria side (w, u) with the response-side difference as its input.
+`refit` finds the most probable (w, u) given the votes and a Gaussian prior centred on what the criteria text gave
+(one vote cannot swing it), by Newton's method on 43 numbers: instant. `next_pair` asks the vote that would teach
+the most: among answers of models ranked close together, the one that most reduces the uncertainty of their
+order on the board (a Laplace posterior over the weights, updated by one more logistic observation).
+A profile (criteria, dislikes, topics, votes, fitted weights) is plain JSON, so the app and `usl-rank --profile`
+give the same board.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+from crm_core.atomic import atomic_file
+from crm_core.compositional import CriteriaSide, ResponseSide
+
+PROFILE_VERSION = 1
+
+
+@dataclass
+class Vote:
+    """The visitor preferred model_a's answer to query idx (outcome 1), model_b's (0), or neither (0.5)."""
+
+    idx: int
+    model_a: str
+    model_b: str
+    outcome: float
+
+
+@dataclass
+class Profile:
+    """Everything that makes one visitor's board: what they typed, their votes, the weights fitted from both."""
+
+    criteria: list[str] = field(default_factory=list)
+    dislikes: list[str] = field(default_factory=list)
+    topics: list[str] = field(default_factory=list)
+    votes: list[Vote] = field(default_factory=list)
+    weights: list[float] | None = None  # fitted property weights (None: read from the criteria alone)
+    voice: list[float] | None = None
+    version: int = PROFILE_VERSION
+
+    def side(self) -> CriteriaSide | None:
+        if self.weights is None or self.voice is None:
+            return None
+        return CriteriaSide(np.asarray(self.weights, np.float32), np.asarray(self.voice, np.float32))
+
+    def save(self, path: str | os.PathLike) -> None:
+        with atomic_file(path) as handle:
+            handle.write(json.dumps(asdict(self), indent=2) + "\n")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Profile:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}:{error.lineno}: malformed JSON: {error.msg}") from None
+        if not isinstance(data, dict) or data.get("version") != PROFILE_VERSION:
+            raise ValueError(f"{path}: not a USL profile (version {PROFILE_VERSION} expected)")
+        try:
+            votes = [Vote(int(v["idx"]), str(v["model_a"]), str(v["model_b"]), float(v["outcome"]))
+                     for v in data.get("votes", [])]  # fmt: skip
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"{path}: votes: each needs idx, model_a, model_b, outcome ({error})") from None
+        if any(v.outcome not in (0.0, 0.5, 1.0) for v in votes):
+            raise ValueError(f"{path}: votes: outcome must be 1 (A), 0 (B) or 0.5 (tie)")
+        return cls([str(c) for c in data.get("criteria", [])], [str(d) for d in data.get("dislikes", [])],
+                   [str(t) for t in data.get("topics", [])], votes, data.get("weights"), data.get("voice"))  # fmt: skip
+
+
+def features(side: ResponseSide) -> np.ndarray:
+    """Each response's criteria-side inputs: scaled properties, then projected embedding (what w, u multiply)."""
+    return np.concatenate([side.z, side.voice], axis=1).astype(np.float64)
+
+
+def refit(prior: CriteriaSide, x: np.ndarray, rows_a: np.ndarray, rows_b: np.ndarray, outcomes: np.ndarray,
+          quality: np.ndarray, prior_strength: float = 4.0,
+          iterations: int = 20) -> tuple[CriteriaSide, np.ndarray]:  # fmt: skip
+    """MAP weights given votes (rows of `x` voted on, outcome 1 = a preferred) and the prior from the criteria
+    text: minimise sum BCE + prior_strength/2 * |theta - theta0|^2. Returns the weights and the posterior
+    covariance (the inverse Hessian), which `next_pair` uses."""
+    theta0 = np.concatenate([prior.weights, prior.voice]).astype(np.float64)
+    theta = theta0.copy()
+    d = x[rows_a] - x[rows_b]
+    offset = quality[rows_a] - quality[rows_b]
+    eye = np.eye(len(theta)) * prior_strength
+    hessian = eye
+    for _ in range(iterations if len(d) else 0):
+        p = 1 / (1 + np.exp(-(offset + d @ theta)))
+        gradient = d.T @ (p - outcomes) + prior_strength * (theta - theta0)
+        hessian = (d * (p * (1 - p))[:, None]).T @ d + eye
+        step = np.linalg.solve(hessian, gradient)
+        theta -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    k = len(prior.weights)
+    fitted = CriteriaSide(theta[:k].astype(np.float32), theta[k:].astype(np.float32))
+    return fitted, np.linalg.inv(hessian)
+
+
+def model_means(x: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Each model's average criteria-side inputs over the queries it answered (models x features): what moves
+    a model up or down the board when the weights change."""
+    values = np.where((rows >= 0)[..., None], x[np.maximum(rows, 0)], np.nan)
+    return np.nanmean(values, axis=0)
+
+
+def next_pair(side: CriteriaSide, covariance: np.ndarray, x: np.ndarray, quality: np.ndarray, rows: np.ndarray,
+              order: list[int], asked: set[tuple[int, int, int]], rng: np.random.Generator,
+              neighbours: int = 3, queries: int = 64,
+              means: np.ndarray | None = None) -> tuple[int, int, int]:  # fmt: skip
+    """(query row, model column a, model column b) to ask next. `rows` maps (query, model column) to a response
+    row of `x` (-1: none); `order` lists model columns best first. Candidates: models within `neighbours` places
+    of each other on the current board, on a random sample of queries. The pick is the vote that most reduces the
+    uncertainty of the board's order between those two models: with g their difference in average inputs, d the
+    voted answers' difference and s = p(1-p) how unsure the vote is, the posterior variance of g.theta falls by
+    s (g'Cd)^2 / (1 + s d'Cd) (a rank-one Laplace update)."""
+    theta = np.concatenate([side.weights, side.voice]).astype(np.float64)
+    means = model_means(x, rows) if means is None else means
+    q_sample = rng.choice(rows.shape[0], size=min(queries, rows.shape[0]), replace=False)
+    best, best_value = None, -1.0
+    for i, a in enumerate(order):
+        for b in order[i + 1 : i + 1 + neighbours]:
+            ra, rb = rows[q_sample, a], rows[q_sample, b]
+            ok = (ra >= 0) & (rb >= 0)
+            if not ok.any():
+                continue
+            d = x[ra[ok]] - x[rb[ok]]
+            p = 1 / (1 + np.exp(-(quality[ra[ok]] - quality[rb[ok]] + d @ theta)))
+            s = p * (1 - p)
+            cg = covariance @ (means[a] - means[b])
+            value = s * (d @ cg) ** 2 / (1 + s * np.einsum("ij,jk,ik->i", d, covariance, d))
+            for j in np.argsort(-value):
+                key = (int(q_sample[ok][j]), a, b)
+                if key not in asked:
+                    if value[j] > best_value:
+                        best, best_value = key, float(value[j])
+                    break
+    if best is None:
+        raise ValueError("no pair left to ask about")
+    return best
+
+
+def profile_side(engine, profile: Profile) -> CriteriaSide | None:
+    """The criteria side a profile ranks with: its fitted weights when it has them, else refitted from its votes
+    (prior: its criteria), else None (the criteria text alone decides)."""
+    if profile.side() is not None:
+        return profile.side()
+    if not profile.votes:
+        return None
+    if not engine.instant:
+        raise ValueError("a profile with votes needs a compositional CRM")
+    table = engine.response_table()
+    row_of = table.row_of()
+    missing = [v for v in profile.votes if (v.idx, v.model_a) not in row_of or (v.idx, v.model_b) not in row_of]
+    if missing:
+        v = missing[0]
+        raise ValueError(f"profile vote on query {v.idx} ({v.model_a} vs {v.model_b}): no such responses on this bench")
+    a = np.array([row_of[(v.idx, v.model_a)] for v in profile.votes])
+    b = np.array([row_of[(v.idx, v.model_b)] for v in profile.votes])
+    prior = engine.scorer.criteria_side(profile.criteria, profile.dislikes)
+    side, _ = refit(prior, features(table.side), a, b, np.array([v.outcome for v in profile.votes]),
+                    table.side.quality)  # fmt: skip
+    return side
