@@ -132,3 +132,64 @@ def test_a_visitor_may_add_at_most_three_models(app_url, tmp_path):
     message = client.predict(handle_file(str(good)), "four", api_name="/upload")
     assert "Upload refused" in message and "at most 3 uploaded models per visitor" in message
     assert "Added" in client.predict(handle_file(str(good)), "two", api_name="/upload")  # replacing one is fine
+
+
+@pytest.fixture(scope="module")
+def compositional_app_url(tmp_path_factory):
+    """The app over the toy bench with the shipped compositional CRM: the one that takes votes."""
+    from crm_core.model import load_crm
+    from usl_space.app import build_app
+
+    bench = toy_bench()
+    cache = ScoreCache(tmp_path_factory.mktemp("cache-c") / "scores.sqlite")
+    crm = Path(__file__).resolve().parents[1] / "space" / "models" / "crm-compositional"
+    demo = build_app(Engine(bench, load_crm(crm), cache, toy_topics(bench)))
+    demo.queue(default_concurrency_limit=2)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    yield f"http://127.0.0.1:{port}/"
+    demo.close()
+
+
+def test_votes_refit_the_board_and_the_profile_reloads_to_the_same_board(compositional_app_url):
+    from gradio_client import Client, handle_file
+
+    client = Client(compositional_app_url, verbose=False)
+    topics = ["Creative Writing & Literature", "Humor & Entertainment"]
+    request = (topics, "", "Prefer short answers.", "", "base", ["m1", "m2", "m3"], N_QUERIES)
+    first = client.predict(*request, api_name="/ask")
+    assert "0 vote(s)" in first[7] and first[4].startswith("Question")  # a query and two answers to vote on
+    for _ in range(3):  # the visitor keeps preferring answer B
+        out = client.predict(*request, api_name="/vote_b")
+    assert "3 vote(s)" in out[7] and "Custom (your votes):" in out[3]
+    assert out[0]["data"] != first[0]["data"]  # the board moved with the votes
+    assert "The votes moved:" in out[7] and "->" in out[7]  # how the weights moved, property names and numbers
+    profile = json.loads(Path(out[8]).read_text())
+    assert len(profile["votes"]) == 3 and profile["criteria"] == ["Prefer short answers."]
+    other = Client(compositional_app_url, verbose=False)  # another visitor loads the downloaded profile
+    criteria, _dislikes, _topics, message = other.predict(handle_file(out[8]), api_name="/load_profile")
+    assert criteria == "Prefer short answers." and "3 vote(s)" in message
+    again = other.predict(*request, api_name="/ask")
+    assert again[0]["data"] == out[0]["data"]  # the same board
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_browser_votes_three_times_and_sees_the_weights_move(compositional_app_url):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page.goto(compositional_app_url)
+        page.get_by_role("tab", name="Customize").click()
+        page.locator("#criteria textarea").fill("Prefer short answers.")
+        page.get_by_text("Help it learn your taste").click()
+        page.locator("#taste-ask").click()
+        page.locator("#taste-read").get_by_text("0 vote(s)").wait_for(timeout=60_000)
+        for n in (1, 2, 3):
+            page.locator("#vote-b").click()
+            page.locator("#taste-read").get_by_text(f"{n} vote(s)").wait_for(timeout=60_000)
+        assert "The votes moved:" in page.locator("#taste-read").inner_text()
+        assert "Custom (your votes):" in page.locator("#custom-status").inner_text()
+        assert "usl-profile" in page.locator("#profile-out").inner_text()  # offered for download
+        browser.close()

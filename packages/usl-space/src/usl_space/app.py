@@ -16,6 +16,7 @@ import re
 import tempfile
 import threading
 import time
+from dataclasses import asdict
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from usl_space.board import fewer_answers
 from usl_space.charts import bar_chart, slope_chart
 from usl_space.engine import Engine, Leaderboard, check_criteria
 from usl_space.stats import MIN_QUERIES_FOR_RANKS, kendall_tau
+from usl_space.taste import Profile, Vote, ask, fit_votes, moves
 from usl_space.topics import TOPICS
 
 PRESETS = {
@@ -189,13 +191,17 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         for board, text in run(engine, [], [], None, None, None, "General preference:"):
             yield frame(board), topic_frame(board), bar_chart(board), text
 
-    def customize(topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads):
+    def custom_engine(baseline, models, uploads) -> tuple[Engine, list[str]]:
         eng = engine.with_baseline(baseline) if baseline and baseline != engine.baseline else engine
         for name, outputs in (uploads or {}).items():
             eng = eng.with_model(name, outputs)
         chosen = list(models or []) + list((uploads or {}).keys())
         if not chosen:
             raise gr.Error("select at least one model")
+        return eng, chosen
+
+    def customize(topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads):
+        eng, chosen = custom_engine(baseline, models, uploads)
         ids = selected_ids(topics, free_text or "")
         board = None
         for board, text in run(eng, lines(criteria), lines(dislikes), ids, chosen, n_queries, "Custom:"):
@@ -203,6 +209,53 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         if board is not None:
             text = status(board, "Custom:") + reading(eng, board.criteria, board.dislikes)
             yield frame(board), topic_frame(board), bar_chart(board), text, downloads(board, work / "custom")
+
+    # -- votes: "Help it learn your taste" (compositional CRMs) --------------------------------------------------
+    def taste_step(taste, outcome, topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads):
+        """Record the vote on the pending pair (outcome None: just ask), refit, re-rank, ask the next pair."""
+        if not engine.instant:
+            raise gr.Error("voting needs a compositional CRM (the default one)")
+        eng, chosen = custom_engine(baseline, models, uploads)
+        try:
+            criteria_lines, dislike_lines = check_criteria(lines(criteria)), check_criteria(lines(dislikes), "dislikes")
+        except ValueError as error:
+            raise gr.Error(str(error)) from None
+        taste = dict(taste or {})
+        votes = [Vote(**v) for v in taste.get("votes", [])]
+        pending = taste.get("pending")
+        if outcome is not None and pending:
+            votes.append(Vote(int(pending[0]), pending[1], pending[2], float(outcome)))
+        side, covariance, prior = fit_votes(eng, criteria_lines, dislike_lines, votes)
+        ids = selected_ids(topics, free_text or "")
+        board = eng.rank(criteria_lines, dislike_lines, query_ids=eng.sample(int(n_queries), 0, ids),
+                         models=chosen, side=side if votes else None)  # fmt: skip
+        idx, a, b = ask(eng, side, covariance, [row["model"] for row in board.rows], votes)
+        taste = {"votes": [asdict(v) for v in votes], "pending": [idx, a, b]}
+        moved = moves(prior, side)
+        read = f"{len(votes)} vote(s). The votes moved: {moved}" if moved else f"{len(votes)} vote(s)."
+        profile = Profile(criteria_lines, dislike_lines, list(topics or []), votes,
+                          [float(w) for w in side.weights], [float(u) for u in side.voice])  # fmt: skip
+        folder = work / "profiles" / f"{time.time_ns()}"
+        folder.mkdir(parents=True, exist_ok=True)
+        profile.save(folder / "usl-profile.json")
+        text = status(board, "Custom (your votes):" if votes else "Custom:") + reading(eng, criteria_lines,
+                                                                                       dislike_lines)  # fmt: skip
+        return (taste, frame(board), topic_frame(board), bar_chart(board), text, eng.query[idx],
+                eng.output[(idx, a)], eng.output[(idx, b)], read, str(folder / "usl-profile.json"))  # fmt: skip
+
+    def load_profile(path):
+        if not path:
+            raise gr.Error("choose a profile JSON file")
+        try:
+            profile = Profile.load(path)
+        except (OSError, ValueError) as error:
+            raise gr.Error(str(error).replace(str(path), Path(path).name)) from None
+        finally:
+            Path(path).unlink(missing_ok=True)
+        taste = {"votes": [asdict(v) for v in profile.votes], "pending": None}
+        return ("\n".join(profile.criteria), "\n".join(profile.dislikes), profile.topics or topic_names, taste,
+                f"Profile loaded: {len(profile.criteria)} criteria, {len(profile.votes)} vote(s). Press "
+                "**Ask me** to re-rank with it.")  # fmt: skip
 
     def compare(criteria_a, criteria_b, n_queries):
         boards = {}
@@ -300,6 +353,25 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                     cu_topics = gr.Dataframe(topic_frame(None), interactive=False, max_height=TABLE_HEIGHT)
                 cu_plot = gr.Plot()
                 files = gr.File(label="Download (CSV, JSON)", file_count="multiple")
+                with gr.Accordion("Help it learn your taste: vote on a few answers", open=False):
+                    gr.Markdown("Two answers to one query, chosen where your vote would change the ranking most. "
+                                "Pick the one you prefer: the weights are refitted (close to what your criteria "
+                                "say, so one vote cannot swing them) and the board re-ranks at once.")  # fmt: skip
+                    taste = gr.State({})
+                    taste_ask = gr.Button("Ask me", elem_id="taste-ask")
+                    taste_query = gr.Textbox(label="Query", interactive=False)
+                    with gr.Row():
+                        taste_a = gr.Textbox(label="Answer A", lines=10, interactive=False)
+                        taste_b = gr.Textbox(label="Answer B", lines=10, interactive=False)
+                    with gr.Row():
+                        vote_a = gr.Button("A is better", elem_id="vote-a")
+                        vote_tie = gr.Button("About the same", elem_id="vote-tie")
+                        vote_b = gr.Button("B is better", elem_id="vote-b")
+                    taste_read = gr.Markdown(elem_id="taste-read")
+                    with gr.Row():
+                        profile_out = gr.File(label="Your profile (criteria, votes, weights)", elem_id="profile-out")
+                        profile_in = gr.File(label="Load a profile", file_types=[".json"], type="filepath",
+                                             elem_id="profile-in")  # fmt: skip
             with gr.Tab("Compare"):
                 with gr.Row():
                     crit_a = gr.Textbox(lines=3, label="Criteria A", value="\n".join(PRESETS["concise"]))
@@ -343,6 +415,15 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                        [cu_table, cu_topics, cu_plot, cu_status, files], api_name="customize", concurrency_id="score",
                        concurrency_limit=4)  # fmt: skip
         stop.click(None, None, None, cancels=[job])
+        taste_inputs = [topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads]
+        taste_outputs = [taste, cu_table, cu_topics, cu_plot, cu_status, taste_query, taste_a, taste_b, taste_read,
+                         profile_out]  # fmt: skip
+        for button, outcome, name in ((taste_ask, None, "ask"), (vote_a, 1.0, "vote_a"), (vote_tie, 0.5, "vote_tie"),
+                                      (vote_b, 0.0, "vote_b")):  # fmt: skip
+            button.click(lambda t, *rest, outcome=outcome: taste_step(t, outcome, *rest), [taste, *taste_inputs],
+                         taste_outputs, api_name=name, concurrency_id="score")  # fmt: skip
+        profile_in.upload(load_profile, profile_in, [criteria, dislikes, topics, taste, taste_read],
+                          api_name="load_profile")  # fmt: skip
         cmp_go.click(compare, [crit_a, crit_b, cmp_n], [cmp_a, cmp_b, cmp_plot, cmp_tau, cmp_status],
                      api_name="compare", concurrency_id="score", concurrency_limit=4)  # fmt: skip
         in_go.click(inspect, [in_query, in_model, in_criteria, in_dislikes],

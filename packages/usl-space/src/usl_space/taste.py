@@ -154,17 +154,47 @@ def profile_side(engine, profile: Profile) -> CriteriaSide | None:
         return profile.side()
     if not profile.votes:
         return None
+    return fit_votes(engine, profile.criteria, profile.dislikes, profile.votes)[0]
+
+
+def fit_votes(engine, criteria: list[str], dislikes: list[str],
+              votes: list[Vote]) -> tuple[CriteriaSide, np.ndarray, CriteriaSide]:  # fmt: skip
+    """(fitted side, posterior covariance, prior side) for these votes on this engine's bench (uploads included)."""
     if not engine.instant:
-        raise ValueError("a profile with votes needs a compositional CRM")
+        raise ValueError("votes need a compositional CRM (the engine's instant path)")
     table = engine.response_table()
     row_of = table.row_of()
-    missing = [v for v in profile.votes if (v.idx, v.model_a) not in row_of or (v.idx, v.model_b) not in row_of]
+    missing = [v for v in votes if (v.idx, v.model_a) not in row_of or (v.idx, v.model_b) not in row_of]
     if missing:
         v = missing[0]
-        raise ValueError(f"profile vote on query {v.idx} ({v.model_a} vs {v.model_b}): no such responses on this bench")
-    a = np.array([row_of[(v.idx, v.model_a)] for v in profile.votes])
-    b = np.array([row_of[(v.idx, v.model_b)] for v in profile.votes])
-    prior = engine.scorer.criteria_side(profile.criteria, profile.dislikes)
-    side, _ = refit(prior, features(table.side), a, b, np.array([v.outcome for v in profile.votes]),
-                    table.side.quality)  # fmt: skip
-    return side
+        raise ValueError(f"vote on query {v.idx} ({v.model_a} vs {v.model_b}): no such responses on this bench")
+    prior = engine.scorer.criteria_side(criteria, dislikes)
+    a = np.array([row_of[(v.idx, v.model_a)] for v in votes], dtype=np.int64)
+    b = np.array([row_of[(v.idx, v.model_b)] for v in votes], dtype=np.int64)
+    side, covariance = refit(prior, features(table.side), a, b, np.array([v.outcome for v in votes], dtype=float),
+                             table.side.quality)  # fmt: skip
+    return side, covariance, prior
+
+
+def ask(engine, side: CriteriaSide, covariance: np.ndarray, ranked: list[str], votes: list[Vote],
+        seed: int = 0) -> tuple[int, str, str]:  # fmt: skip
+    """The next (query id, model A, model B) to vote on, among the models of `ranked` (best first)."""
+    table = engine.response_table()
+    ids = sorted(engine.query)
+    rows = table.rows(ids, ranked)
+    position = {idx: q for q, idx in enumerate(ids)}
+    asked = {(position[v.idx], ranked.index(v.model_a), ranked.index(v.model_b)) for v in votes
+             if v.model_a in ranked and v.model_b in ranked and v.idx in position}  # fmt: skip
+    x = features(table.side)
+    q, a, b = next_pair(side, covariance, x, table.side.quality, rows, list(range(len(ranked))), asked,
+                        np.random.default_rng(seed + len(votes)))  # fmt: skip
+    return ids[q], ranked[a], ranked[b]
+
+
+def moves(before: CriteriaSide, after: CriteriaSide, top: int = 4) -> str:
+    """How the votes moved the property weights, largest first: "emoji -2.1 -> -3.0 · bullets +0.2 -> +0.9"."""
+    from crm_core.properties import NAMES
+
+    change = np.abs(after.weights - before.weights)
+    shown = [k for k in np.argsort(-change)[:top] if change[k] >= 0.05]
+    return " · ".join(f"{NAMES[k]} {before.weights[k]:+.1f} -> {after.weights[k]:+.1f}" for k in shown)
