@@ -82,7 +82,10 @@ def test_print_config_and_help(capsys):
     assert "seed: 7\n" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         crm_train(["--help"])
-    assert "--noise-probability VALUE" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "--noise-probability VALUE" in shown
+    assert "--objective {pairwise,pointwise}" in shown  # choices, not VALUE
+    assert "crash" not in shown  # the test aid is settable but not offered to users
 
 
 def test_remove_noise_keeps_an_ordered_subset_at_the_asked_rate():

@@ -203,10 +203,17 @@ def load_config(path: str | os.PathLike | None, overrides: dict[str, str] | None
     return config_cls(**data)
 
 
+HIDDEN_FIELDS = ("crash_after_step",)  # test aids: settable, not shown in --help
+
+
 def add_config_arguments(parser: argparse.ArgumentParser, config_cls: type = TrainConfig) -> None:
     """One --option per field, with its help text and default, for --help and overrides."""
     group = parser.add_argument_group(f"config fields of {config_cls.__name__} (override the YAML file)")
+    hints = typing.get_type_hints(config_cls)
     for f in dataclasses.fields(config_cls):
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-        group.add_argument(f"--{f.name.replace('_', '-')}", dest=f"override_{f.name}", metavar="VALUE",
-                           help=f"{f.metadata['help']} (default: {default})")  # fmt: skip
+        choices = typing.get_args(hints[f.name]) if typing.get_origin(hints[f.name]) is typing.Literal else ()
+        metavar = "{" + ",".join(map(str, choices)) + "}" if choices else "VALUE"
+        shown = argparse.SUPPRESS if f.name in HIDDEN_FIELDS else f"{f.metadata['help']} (default: {default})"
+        group.add_argument(f"--{f.name.replace('_', '-')}", dest=f"override_{f.name}", metavar=metavar,
+                           help=shown)  # fmt: skip

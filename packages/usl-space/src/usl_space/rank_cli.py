@@ -48,10 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"keep queries of this topic (repeatable); one of: {', '.join(TOPICS)}")  # fmt: skip
     parser.add_argument("--topic-text", default="", metavar="TEXT",
                         help="a free-text topic ('cooking'): keep queries similar to it (adds to --topic)")  # fmt: skip
-    parser.add_argument("--topic-threshold", type=float, default=FREE_TEXT_THRESHOLD,
-                        help="cosine similarity a query needs to match --topic-text")  # fmt: skip
+    parser.add_argument("--topic-threshold", type=float, default=FREE_TEXT_THRESHOLD, metavar="COSINE",
+                        help="similarity a query needs to match --topic-text (default: %(default)s)")  # fmt: skip
     parser.add_argument("--models", nargs="+", metavar="NAME", help="rank only these models (and the baseline)")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the 95%% CIs")
+    parser.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                        help="bootstrap resamples for the 95%% CIs (default: %(default)s)")  # fmt: skip
     parser.add_argument("--cache", metavar="FILE", help="score cache (default: $USL_SCORE_CACHE or "
                         "~/.cache/usl/scores.sqlite)")  # fmt: skip
     parser.add_argument("--output", metavar="FILE.json", help="also write the JSON here (atomically)")
