@@ -89,11 +89,12 @@ def board_rows(
         avg_words = np.where(answered, words, 0.0).sum(axis=0) / np.maximum(answered.sum(axis=0), 1)
     wins, ties, losses = ((outcome == v).sum(axis=0) for v in (1.0, 0.5, 0.0))
     rows = [{
-        "model": model, "win_rate": _r(stats.win_rate[j]), "ci_low": _r(stats.ci_low[j]),
-        "ci_high": _r(stats.ci_high[j]), "rank_ub": int(stats.rank_ub[j]) if ranked else None, "n": int(stats.n[j]),
-        "wins": int(wins[j]), "ties": int(ties[j]), "losses": int(losses[j]), "mean_preference": _r(mean_pref[j]),
-        "lc_win_rate": _r(lc[j]), "avg_words": _r(avg_words[j], 1),
-        "topics": {t: _r(per_topic[t][j]) for t in topics}, "baseline": model == baseline,
+        "model": model, "win_rate": rounded(stats.win_rate[j]), "ci_low": rounded(stats.ci_low[j]),
+        "ci_high": rounded(stats.ci_high[j]), "rank_ub": int(stats.rank_ub[j]) if ranked else None,
+        "n": int(stats.n[j]), "wins": int(wins[j]), "ties": int(ties[j]), "losses": int(losses[j]),
+        "mean_preference": rounded(mean_pref[j]),
+        "lc_win_rate": rounded(lc[j]), "avg_words": rounded(avg_words[j], 1),
+        "topics": {t: rounded(per_topic[t][j]) for t in topics}, "baseline": model == baseline,
     } for j, model in enumerate(models)]  # fmt: skip
     most = int(stats.n.max()) if len(models) else 0
     for row in rows:
@@ -111,5 +112,6 @@ def fewer_answers(rows: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
     return [(row["model"], row["n"], most) for row in rows if row["n"] < most]
 
 
-def _r(value: float, digits: int = 4) -> float | None:
+def rounded(value: float | None, digits: int = 4) -> float | None:
+    """A number for the JSON rows: rounded, None for a missing or NaN value."""
     return None if value is None or np.isnan(value) else round(float(value), digits)

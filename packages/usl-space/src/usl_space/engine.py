@@ -27,7 +27,7 @@ from crm_core.data import Bench
 from crm_core.model import Pair, Scorer, softmax
 from crm_core.paths import cache_dir
 
-from usl_space.board import Leaderboard, board_rows, pointwise_matrices
+from usl_space.board import Leaderboard, board_rows, pointwise_matrices, rounded
 from usl_space.cache import ScoreCache, checkpoint_id, normalise_criteria, text_digest
 from usl_space.instant import ResponseTable, response_side_of
 from usl_space.ordering import stratified_order
@@ -271,7 +271,7 @@ class Engine:
             wanted_ids, wanted_models = set(ids), set(models)
             pairs = [v for (idx, model), v in scores.items() if idx in wanted_ids and model in wanted_models]
             if pairs:
-                consistency = _r(np.mean([(a > 0.5) == (b > 0.5) for a, b, _ in pairs]))
+                consistency = rounded(np.mean([(a > 0.5) == (b > 0.5) for a, b, _ in pairs]))
         return Leaderboard(rows, criteria, dislikes, self.bench.name, self.baseline, self.checkpoint, len(ids),
                            n_selected, time.perf_counter() - started, sorted(set(topic_of.tolist())), consistency,
                            "weighted" if self.weighted else "discrete")  # fmt: skip
@@ -360,10 +360,6 @@ class Engine:
                           unit="batch"):  # fmt: skip
             self.score(criteria, dislikes, mine[start : start + batch_queries], models)
         return len(mine)
-
-
-def _r(value: float, digits: int = 4) -> float | None:
-    return None if value is None or np.isnan(value) else round(float(value), digits)
 
 
 def _upload_digest(added: dict[tuple[int, str], str]) -> str:
