@@ -113,11 +113,11 @@ def test_collect_mode_keeps_good_rows_and_returns_every_rejection(tmp_path):
 
 
 def test_all_errors_reported_not_only_first(tmp_path):
-    path = write_jsonl(tmp_path / "p.jsonl", [pair(i, preference="bad") for i in range(15)])
+    path = write_jsonl(tmp_path / "p.jsonl", [pair(i, preference="bad") for i in range(25)])
     with pytest.raises(DataValidationError) as info:
         load_pairs(path)
-    assert len(info.value.problems) == 15
-    assert "and 5 more problem(s)" in str(info.value)
+    assert len(info.value.problems) == 25
+    assert f"{path}:20: preference" in str(info.value) and "and 5 more problem(s)" in str(info.value)  # first 20
 
 
 def test_failed_write_leaves_previous_file_intact(tmp_path):
