@@ -253,7 +253,8 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         finally:
             Path(path).unlink(missing_ok=True)
         taste = {"votes": [asdict(v) for v in profile.votes], "pending": None}
-        return ("\n".join(profile.criteria), "\n".join(profile.dislikes), profile.topics or topic_names, taste,
+        known = [t for t in profile.topics if t in topic_names]  # a profile from another version may name others
+        return ("\n".join(profile.criteria), "\n".join(profile.dislikes), known or topic_names, taste,
                 f"Profile loaded: {len(profile.criteria)} criteria, {len(profile.votes)} vote(s). Press "
                 "**Ask me** to re-rank with it.")  # fmt: skip
 

@@ -1,7 +1,8 @@
 """From judged responses to a leaderboard: the one place where a (queries x models) matrix of preferences becomes
 rows (win rate, interval, Rank (UB), wins / ties / losses, length-controlled win rate, per-topic columns).
 
-Both scoring paths (usl_space.scoring) hand over the same two matrices, so both give the same Leaderboard:
+Both scoring paths of the engine (instant and anytime) hand over the same two matrices, so both give the same
+Leaderboard:
 - preference[q, j]: P(model j's response to query q is preferred to the baseline's), NaN where there is none;
 - outcome[q, j]: 1 / 0 / 0.5 (tie), the discrete verdict. The baseline's own column is 0.5 in both.
 """
