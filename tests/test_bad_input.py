@@ -140,3 +140,14 @@ def test_visitor_text_never_renders_as_markdown_or_html():
     assert as_text("<script>alert(1)</script>") == "&lt;script&gt;alert(1)&lt;/script&gt;"
     assert as_text("$\\undefinedcmd{x}$") == "\\$\\\\undefinedcmd\\{x\\}\\$"
     assert as_text("**strong**") == "\\*\\*strong\\*\\*"
+
+
+def test_a_free_text_topic_is_checked_before_it_is_embedded():
+    from test_engine import toy_bench, toy_topics
+
+    index = toy_topics(toy_bench())
+    with pytest.raises(ValueError, match="at most 100"):
+        index.select([], "cooking " * 200)
+    with pytest.raises(ValueError, match="control or binary"):
+        index.select([], "cook\x00ing")
+    assert len(index.select([], "")) == 12  # no text, no topics: every query

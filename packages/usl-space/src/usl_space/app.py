@@ -173,7 +173,10 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
     def selected_ids(topics: list[str], free_text: str) -> list[int] | None:
         if engine.topics is None or (set(topics) == set(topic_names) and not free_text.strip()):
             return None
-        ids = engine.topics.select(topics, free_text).tolist()
+        try:
+            ids = engine.topics.select(topics, free_text).tolist()
+        except ValueError as error:
+            raise gr.Error(str(error)) from None
         if not ids:
             raise gr.Error("no query matches these topics; tick more topics or change the free-text topic")
         return ids

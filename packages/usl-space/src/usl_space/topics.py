@@ -81,6 +81,21 @@ def _cached_embeddings(texts: list[str], cache: Path | None, progress: bool) -> 
     return vectors
 
 
+MAX_TOPIC_CHARS = 100
+
+
+def check_topic_text(text: str) -> str:
+    """A visitor's free-text topic, cleaned; refused with a message when over-long or not plain text (it is
+    embedded, so a megabyte of it would cost seconds of everyone's CPU)."""
+    cleaned = " ".join((text or "").split())
+    if len(cleaned) > MAX_TOPIC_CHARS:
+        raise ValueError(f"free-text topic: {len(cleaned)} characters; at most {MAX_TOPIC_CHARS} (a few words, "
+                         "e.g. 'cooking')")  # fmt: skip
+    if any(not ch.isprintable() for ch in cleaned):
+        raise ValueError("free-text topic: contains control or binary characters")
+    return cleaned
+
+
 @dataclass
 class TopicIndex:
     """Query embeddings and their similarity to each of the 12 topics."""
@@ -132,6 +147,7 @@ class TopicIndex:
         unknown = sorted(set(topics or []) - set(TOPICS))
         if unknown:
             raise ValueError(f"unknown topic(s) {unknown}; the topics are {list(TOPICS)}")
+        text = check_topic_text(text)
         chosen = set()
         if topics:
             chosen |= set(self.idx[np.isin(self.topic, topics)].tolist())
