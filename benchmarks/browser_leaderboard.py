@@ -13,7 +13,6 @@ It records the median and the slowest, and the process's memory (RSS) with the a
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import socket
@@ -52,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
                         "built before the clock starts)")  # fmt: skip
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
+    from emit import emit
+
     if not CHROMIUM.exists():
         parser.error(f"{CHROMIUM} not found: install Debian's chromium (apt-get install chromium)")
     from instant_leaderboard import rss_mb
@@ -92,10 +93,7 @@ def main(argv: list[str] | None = None) -> int:
                                         "max": round(max(seconds), 3), "n": len(seconds),
                                         "all": [round(s, 3) for s in seconds]}  # fmt: skip
     result["rss_mb_after_requests"] = round(rss_mb())
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.output:
-        args.output.write_text(text + "\n", encoding="utf-8")
+    emit(result, args.output)
     return 0
 
 

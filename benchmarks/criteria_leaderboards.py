@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -25,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from crm_core.properties import EMOJI
     from crm_train.compositional.phrasings import LENGTH_VALIDATION_PAIRS
+    from emit import emit
     from usl_space.loading import load_engine
     from usl_space.stats import kendall_tau
 
@@ -59,10 +59,7 @@ def main(argv: list[str] | None = None) -> int:
               "concise_top10": [{"rank": r["rank"], "model": r["model"], "win_rate": r["win_rate"],
                                  "avg_words": r["avg_words"], "general_rank": general[r["model"]]["rank"]}
                                 for r in top]}  # fmt: skip
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.output:
-        args.output.write_text(text + "\n", encoding="utf-8")
+    emit(result, args.output)
     return 0
 
 

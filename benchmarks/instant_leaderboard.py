@@ -15,7 +15,6 @@ Measures, on this machine, side by side in one run:
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import resource
 import statistics
@@ -49,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
                         "the build is timed)")  # fmt: skip
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
+    from emit import emit
     from usl_space.loading import load_engine
     from usl_space.stats import kendall_tau
 
@@ -98,10 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds = time.perf_counter() - t
         result["cross_encoder_full_seconds"] = round(seconds, 1)
         result["speedup_median"] = round(seconds / result["full_leaderboard_seconds"]["median"], 1)
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.output:
-        args.output.write_text(text + "\n", encoding="utf-8")
+    emit(result, args.output)
     return 0
 
 

@@ -24,13 +24,16 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def app_url(tiny_qwen_crm, tmp_path_factory):
+    yield from served(tiny_qwen_crm, tmp_path_factory.mktemp("cache") / "scores.sqlite")
+
+
+def served(crm, cache_path):
+    """The app over the toy bench with this CRM, on a free 127.0.0.1 port: yields its URL, then closes it."""
     from crm_core.model import load_crm
     from usl_space.app import build_app
 
     bench = toy_bench()
-    cache = ScoreCache(tmp_path_factory.mktemp("cache") / "scores.sqlite")
-    engine = Engine(bench, load_crm(tiny_qwen_crm), cache, toy_topics(bench))
-    demo = build_app(engine)
+    demo = build_app(Engine(bench, load_crm(crm), ScoreCache(cache_path), toy_topics(bench)))
     demo.queue(default_concurrency_limit=2)
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
@@ -137,18 +140,8 @@ def test_a_visitor_may_add_at_most_three_models(app_url, tmp_path):
 @pytest.fixture(scope="module")
 def compositional_app_url(tmp_path_factory):
     """The app over the toy bench with the shipped compositional CRM: the one that takes votes."""
-    from crm_core.model import load_crm
-    from usl_space.app import build_app
-
-    bench = toy_bench()
-    cache = ScoreCache(tmp_path_factory.mktemp("cache-c") / "scores.sqlite")
     crm = Path(__file__).resolve().parents[1] / "space" / "models" / "crm-compositional"
-    demo = build_app(Engine(bench, load_crm(crm), cache, toy_topics(bench)))
-    demo.queue(default_concurrency_limit=2)
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    yield f"http://127.0.0.1:{port}/"
-    demo.close()
+    yield from served(crm, tmp_path_factory.mktemp("cache-c") / "scores.sqlite")
 
 
 def test_votes_refit_the_board_and_the_profile_reloads_to_the_same_board(compositional_app_url):
