@@ -162,12 +162,13 @@ def test_votes_refit_the_board_and_the_profile_reloads_to_the_same_board(composi
     other = Client(compositional_app_url, verbose=False)  # another visitor loads the downloaded profile
     criteria, _dislikes, _topics, message = other.predict(handle_file(out[8]), api_name="/load_profile")
     assert criteria == "Prefer short answers." and "3 vote(s)" in message
+    assert out[9].startswith("?profile=")  # no browser page here: the link is its query string
     again = other.predict(*request, api_name="/ask")
     assert again[0]["data"] == out[0]["data"]  # the same board
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
-def test_browser_votes_three_times_and_sees_the_weights_move(compositional_app_url):
+def test_browser_votes_sees_the_weights_move_and_the_link_and_profile_reopen_the_board(compositional_app_url, tmp_path):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -185,4 +186,36 @@ def test_browser_votes_three_times_and_sees_the_weights_move(compositional_app_u
         assert "The votes moved:" in page.locator("#taste-read").inner_text()
         assert "Custom (your votes):" in page.locator("#custom-status").inner_text()
         assert "usl-profile" in page.locator("#profile-out").inner_text()  # offered for download
+        page.locator("#custom-table .wrap.hide").wait_for(state="attached", timeout=10_000)
+        board = page.locator("#custom-table").inner_text()
+        link = page.locator("#share-link textarea").input_value()
+        assert link.startswith(compositional_app_url) and "?profile=" in link
+        with page.expect_download() as download:
+            page.locator("#profile-out a").first.click()
+        saved = tmp_path / download.value.suggested_filename  # the upload box takes .json files only
+        download.value.save_as(saved)
+
+        def same_board_after(open_page) -> None:  # a fresh visitor's page shows the same board, with the 3 votes
+            fresh = browser.new_page(viewport={"width": 1280, "height": 1000})
+            open_page(fresh)
+            fresh.locator("#taste-read").get_by_text("3 vote(s). The votes moved").wait_for(timeout=60_000)
+            fresh.locator("#custom-table .wrap.hide").wait_for(state="attached", timeout=10_000)  # not "processing"
+            assert fresh.locator("#custom-table").inner_text() == board
+            assert "Prefer short answers." in fresh.locator("#criteria textarea").input_value()
+            fresh.close()
+
+        same_board_after(lambda fresh: fresh.goto(link))  # the share link ranks by itself
+
+        def reload_profile(fresh) -> None:
+            fresh.goto(compositional_app_url)
+            fresh.get_by_role("tab", name="Customize").click()
+            fresh.get_by_text("Help it learn your taste").click()
+            fresh.locator("#profile-in input[type=file]").set_input_files(saved)
+            fresh.locator("#taste-read").get_by_text("Profile loaded").wait_for(timeout=60_000)
+            fresh.locator("#taste-ask").click()
+
+        same_board_after(reload_profile)
+        broken = browser.new_page()
+        broken.goto(link[:-12])  # a link cut short says so instead of failing silently
+        broken.locator("#taste-read").get_by_text("Share link not opened").wait_for(timeout=60_000)
         browser.close()

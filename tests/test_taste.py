@@ -61,6 +61,19 @@ def test_profile_round_trip_and_clear_errors(tmp_path):
         Profile.load(bad)
 
 
+def test_share_link_token_round_trip_and_damaged_links():
+    profile = Profile(["No emojis 🙅", "Use headings."], [], ["Coding"], [Vote(3, "m1", "m2", 1.0)] * 10,
+                      [0.5] * 27, [0.0] * 16)  # fmt: skip
+    token = profile.link_token()
+    assert set(token) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")  # URL-safe
+    back = Profile.from_link_token(token)
+    assert back.criteria == profile.criteria and back.votes == profile.votes and back.topics == ["Coding"]
+    assert back.weights is None  # refitted from criteria and votes on arrival, so links stay short
+    for broken in (token[:-8], "not a token", "A" * 9000):
+        with pytest.raises(ValueError, match="link's profile"):
+            Profile.from_link_token(broken)
+
+
 def test_usl_rank_with_a_profile_ranks_as_its_votes_say(per_model_dir, tmp_path, capsys):
     from usl_space.rank_cli import main as usl_rank
 

@@ -159,6 +159,13 @@ def parse_upload(engine: Engine, path: str | None, name: str) -> tuple[str, dict
     return f"upload:{name}", {row["idx"]: row["output"] for row in rows}
 
 
+def share_link(request: gr.Request | None, profile: Profile) -> str:
+    """The page's address with the profile as `?profile=TOKEN` (the browser's address, from the Referer the page
+    sends; a bare query string when there is none)."""
+    page = (request.headers.get("referer") or "") if request is not None else ""
+    return f"{page.split('?', 1)[0]}?profile={profile.link_token()}"
+
+
 def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Leaderboard") -> gr.Blocks:
     """The Space's Blocks, bound to one engine (shared by every visitor, as its cache is)."""
     n_models = len(engine.models)
@@ -214,7 +221,8 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
             yield frame(board), topic_frame(board), bar_chart(board), text, downloads(board, work / "custom")
 
     # -- votes: "Help it learn your taste" (compositional CRMs) --------------------------------------------------
-    def taste_step(taste, outcome, topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads):
+    def taste_step(taste, outcome, topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
+                   request: gr.Request | None = None):  # fmt: skip
         """Record the vote on the pending pair (outcome None: just ask), refit, re-rank, ask the next pair."""
         if not engine.instant:
             raise gr.Error("voting needs a compositional CRM (the default one)")
@@ -244,7 +252,40 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         text = status(board, "Custom (your votes):" if votes else "Custom:") + reading(eng, criteria_lines,
                                                                                        dislike_lines)  # fmt: skip
         return (taste, frame(board), topic_frame(board), bar_chart(board), text, eng.query[idx],
-                eng.output[(idx, a)], eng.output[(idx, b)], read, str(folder / "usl-profile.json"))  # fmt: skip
+                eng.output[(idx, a)], eng.output[(idx, b)], read, str(folder / "usl-profile.json"),
+                share_link(request, profile))  # fmt: skip
+
+    def taste_handler(outcome: float | None):
+        def handler(taste, topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
+                    request: gr.Request):  # fmt: skip
+            return taste_step(taste, outcome, topics, free_text, criteria, dislikes, baseline, models, n_queries,
+                              uploads, request)  # fmt: skip
+
+        return handler
+
+    def open_shared(request: gr.Request):
+        """A share link (`?profile=TOKEN`) fills Customize with the profile and opens the tab; `shared_board`
+        then ranks it. Without one, nothing changes."""
+        token = (request.query_params or {}).get("profile") if request else None
+        if not token:
+            return (gr.skip(),) * 7
+        try:
+            profile = Profile.from_link_token(token)
+        except ValueError as error:
+            message = f"**Share link not opened:** {as_text(str(error))}"
+            return (*(gr.skip(),) * 4, message, gr.Tabs(selected="customize"), gr.Accordion(open=True))
+        known = [t for t in profile.topics if t in topic_names]
+        taste = {"votes": [asdict(v) for v in profile.votes], "pending": None, "shared": True}
+        return ("\n".join(profile.criteria), "\n".join(profile.dislikes), known or topic_names, taste,
+                f"Shared profile opened: {len(profile.criteria)} criteria, {len(profile.votes)} vote(s).",
+                gr.Tabs(selected="customize"), gr.Accordion(open=True))  # fmt: skip
+
+    def shared_board(taste, topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
+                     request: gr.Request):  # fmt: skip
+        if not (taste or {}).get("shared") or not engine.instant:
+            return (gr.skip(),) * 11
+        return taste_step({k: v for k, v in taste.items() if k != "shared"}, None, topics, free_text, criteria,
+                          dislikes, baseline, models, n_queries, uploads, request)  # fmt: skip
 
     def load_profile(path):
         if not path:
@@ -323,7 +364,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
     with gr.Blocks(title="USL") as demo:
         gr.Markdown(header)
         uploads = gr.State({}, delete_callback=forget_uploads)  # the visitor left: free their uploads
-        with gr.Tabs():
+        with gr.Tabs() as tabs:
             with gr.Tab("Leaderboard"):
                 lb_status = gr.Markdown("Loading the general-preference leaderboard...")
                 lb_table = gr.Dataframe(frame(None), interactive=False, wrap=True, max_height=TABLE_HEIGHT)
@@ -331,7 +372,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                 with gr.Accordion("Win rate by topic (%)", open=False):
                     lb_topics = gr.Dataframe(topic_frame(None), interactive=False, max_height=TABLE_HEIGHT)
                 lb_plot = gr.Plot()
-            with gr.Tab("Customize"):
+            with gr.Tab("Customize", id="customize"):
                 with gr.Row():
                     with gr.Column():
                         topics = gr.CheckboxGroup(topic_names, value=topic_names, label="Topics")
@@ -357,7 +398,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                     cu_topics = gr.Dataframe(topic_frame(None), interactive=False, max_height=TABLE_HEIGHT)
                 cu_plot = gr.Plot()
                 files = gr.File(label="Download (CSV, JSON)", file_count="multiple")
-                with gr.Accordion("Help it learn your taste: vote on a few answers", open=False):
+                with gr.Accordion("Help it learn your taste: vote on a few answers", open=False) as taste_box:
                     gr.Markdown("Two answers to one query, chosen where your vote would change the ranking most. "
                                 "Pick the one you prefer: the weights are refitted (close to what your criteria "
                                 "say, so one vote cannot swing them) and the board re-ranks at once.")  # fmt: skip
@@ -376,6 +417,8 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                         profile_out = gr.File(label="Your profile (criteria, votes, weights)", elem_id="profile-out")
                         profile_in = gr.File(label="Load a profile", file_types=[".json"], type="filepath",
                                              elem_id="profile-in")  # fmt: skip
+                    share = gr.Textbox(label="Share link: opens this board with your criteria and votes",
+                                       interactive=False, buttons=["copy"], elem_id="share-link")  # fmt: skip
             with gr.Tab("Compare"):
                 with gr.Row():
                     crit_a = gr.Textbox(lines=3, label="Criteria A", value="\n".join(PRESETS["concise"]))
@@ -421,11 +464,14 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         stop.click(None, None, None, cancels=[job])
         taste_inputs = [topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads]
         taste_outputs = [taste, cu_table, cu_topics, cu_plot, cu_status, taste_query, taste_a, taste_b, taste_read,
-                         profile_out]  # fmt: skip
+                         profile_out, share]  # fmt: skip
         for button, outcome, name in ((taste_ask, None, "ask"), (vote_a, 1.0, "vote_a"), (vote_tie, 0.5, "vote_tie"),
                                       (vote_b, 0.0, "vote_b")):  # fmt: skip
-            button.click(lambda t, *rest, outcome=outcome: taste_step(t, outcome, *rest), [taste, *taste_inputs],
-                         taste_outputs, api_name=name, concurrency_id="score")  # fmt: skip
+            button.click(taste_handler(outcome), [taste, *taste_inputs], taste_outputs, api_name=name,
+                         concurrency_id="score")  # fmt: skip
+        demo.load(
+            open_shared, None, [criteria, dislikes, topics, taste, taste_read, tabs, taste_box], api_name=False
+        ).then(shared_board, [taste, *taste_inputs], taste_outputs, api_name=False, concurrency_id="score")
         profile_in.upload(load_profile, profile_in, [criteria, dislikes, topics, taste, taste_read],
                           api_name="load_profile")  # fmt: skip
         cmp_go.click(compare, [crit_a, crit_b, cmp_n], [cmp_a, cmp_b, cmp_plot, cmp_tau, cmp_status],

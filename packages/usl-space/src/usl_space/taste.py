@@ -12,8 +12,10 @@ give the same board.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from crm_core.atomic import atomic_file
 from crm_core.compositional import CriteriaSide, ResponseSide
 
 PROFILE_VERSION = 1
+MAX_LINK_TOKEN = 8000  # characters of a share link's profile (browsers and proxies cut URLs near 8 KB)
 
 
 @dataclass
@@ -61,17 +64,43 @@ class Profile:
             data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
         except json.JSONDecodeError as error:
             raise ValueError(f"{path}:{error.lineno}: malformed JSON: {error.msg}") from None
+        return cls.from_dict(data, str(path))
+
+    @classmethod
+    def from_dict(cls, data: object, where: str) -> Profile:
+        """A profile from its JSON object; `where` (a file name, "the link") starts every error message."""
         if not isinstance(data, dict) or data.get("version") != PROFILE_VERSION:
-            raise ValueError(f"{path}: not a USL profile (version {PROFILE_VERSION} expected)")
+            raise ValueError(f"{where}: not a USL profile (version {PROFILE_VERSION} expected)")
         try:
             votes = [Vote(int(v["idx"]), str(v["model_a"]), str(v["model_b"]), float(v["outcome"]))
                      for v in data.get("votes", [])]  # fmt: skip
         except (KeyError, TypeError, ValueError) as error:
-            raise ValueError(f"{path}: votes: each needs idx, model_a, model_b, outcome ({error})") from None
+            raise ValueError(f"{where}: votes: each needs idx, model_a, model_b, outcome ({error})") from None
         if any(v.outcome not in (0.0, 0.5, 1.0) for v in votes):
-            raise ValueError(f"{path}: votes: outcome must be 1 (A), 0 (B) or 0.5 (tie)")
+            raise ValueError(f"{where}: votes: outcome must be 1 (A), 0 (B) or 0.5 (tie)")
         return cls([str(c) for c in data.get("criteria", [])], [str(d) for d in data.get("dislikes", [])],
                    [str(t) for t in data.get("topics", [])], votes, data.get("weights"), data.get("voice"))  # fmt: skip
+
+    def link_token(self) -> str:
+        """The profile as a URL-safe token for a share link (`?profile=TOKEN`). Weights are left out: they are
+        refitted from the criteria and votes, which gives the same board and keeps links short."""
+        data = {k: v for k, v in asdict(self).items() if k not in ("weights", "voice")}
+        raw = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode("ascii").rstrip("=")
+
+    @classmethod
+    def from_link_token(cls, token: str) -> Profile:
+        """The profile a share link carries; a clear ValueError for a damaged or foreign token."""
+        token = token.strip()
+        if len(token) > MAX_LINK_TOKEN:
+            raise ValueError(f"the link's profile is too long ({len(token)} characters, at most {MAX_LINK_TOKEN})")
+        try:
+            raw = zlib.decompressobj().decompress(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)),
+                                                  MAX_LINK_TOKEN * 8)  # fmt: skip
+            data = json.loads(raw.decode("utf-8"))
+        except (ValueError, zlib.error) as error:
+            raise ValueError(f"the link's profile could not be read; was the link cut off? ({error})") from None
+        return cls.from_dict(data, "the link's profile")
 
 
 def features(side: ResponseSide) -> np.ndarray:
