@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -27,13 +28,33 @@ def app_url(tiny_qwen_crm, tmp_path_factory):
     yield from served(tiny_qwen_crm, tmp_path_factory.mktemp("cache") / "scores.sqlite")
 
 
-def served(crm, cache_path):
+class Slow:
+    """A real CRM that takes `seconds` longer per query, as a bigger model on a CPU would: time to press Stop."""
+
+    def __init__(self, scorer, seconds: float):
+        self.scorer, self.seconds = scorer, seconds
+
+    def __getattr__(self, name):
+        return getattr(self.scorer, name)
+
+    def logits(self, encoded, batch_size=16, progress=False):
+        time.sleep(self.seconds)
+        return self.scorer.logits(encoded, batch_size, progress)
+
+
+@pytest.fixture(scope="module")
+def slow_app_url(tiny_qwen_crm, tmp_path_factory):
+    yield from served(tiny_qwen_crm, tmp_path_factory.mktemp("cache-slow") / "scores.sqlite", slow=0.5)
+
+
+def served(crm, cache_path, slow: float = 0.0):
     """The app over the toy bench with this CRM, on a free 127.0.0.1 port: yields its URL, then closes it."""
     from crm_core.model import load_crm
     from usl_space.app import build_app
 
     bench = toy_bench()
-    demo = build_app(Engine(bench, load_crm(crm), ScoreCache(cache_path), toy_topics(bench)))
+    scorer = Slow(load_crm(crm), slow) if slow else load_crm(crm)
+    demo = build_app(Engine(bench, scorer, ScoreCache(cache_path), toy_topics(bench)))
     demo.queue(default_concurrency_limit=2)
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
@@ -101,6 +122,38 @@ def test_upload_is_validated_then_ranked(app_url, tmp_path):
     table, _, _, _, _ = client.predict([], "", "", "", "base", ["m1"], N_QUERIES, api_name="/customize")
     ranked = {row[2]: row for row in table["data"]}  # the upload is ranked in this session, beside m1
     assert set(ranked) == {"base (baseline)", "m1", "upload:mine"} and ranked["upload:mine"][6] == N_QUERIES
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_browser_stop_keeps_a_partial_board_and_rank_right_after_stop_runs(slow_app_url):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page.goto(slow_app_url)
+        page.get_by_role("tab", name="Customize").click()
+        status = page.locator("#custom-status")
+        page.locator("#criteria textarea").fill("Prefer lists.")
+        page.locator("#rank").click()
+        status.get_by_text("scoring...").wait_for(timeout=60_000)
+        pressed = time.perf_counter()
+        page.get_by_role("button", name="Stop").click()
+        status.get_by_text("stopped at").wait_for(timeout=30_000)
+        assert time.perf_counter() - pressed < 5  # one query takes 0.5 s here; a batch of them would take 8
+        assert '"Prefer lists."' in status.inner_text() and "partial board" in status.inner_text()
+        assert ".csv" in page.locator("#custom-files").inner_text()  # the partial board downloads
+        page.locator("#criteria textarea").fill("Prefer code examples.")
+        page.locator("#rank").click()
+        status.get_by_text("scoring...").wait_for(timeout=60_000)
+        page.get_by_role("button", name="Stop").click()
+        page.locator("#criteria textarea").fill("Prefer short, concise answers.")
+        page.locator("#rank").click()  # at once, while the stopped job finishes its query
+        status.get_by_text('"Prefer short, concise answers."').wait_for(timeout=60_000)
+        status.get_by_text("done").wait_for(timeout=60_000)
+        assert '"Prefer short, concise answers."' in status.inner_text()  # the status names the board's criteria
+        assert "m1" in page.locator("#custom-table").inner_text()
+        browser.close()
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")

@@ -255,3 +255,47 @@ def test_sharded_scoring_with_two_processes_equals_one_process(alpaca_dir, tiny_
         assert f"usl-rank: process {shard}/2 scored {N_QUERIES // 2} queries" in sharded.stderr, sharded.stderr[-2000:]
     one, two = json.loads(single.stdout), json.loads(sharded.stdout)
     assert two["rows"] == one["rows"] and two["n_queries"] == one["n_queries"] == N_QUERIES
+
+
+def test_fair_lock_serves_waiting_jobs_round_robin():
+    import threading
+    import time
+
+    from usl_space.scheduling import FairLock
+
+    lock, turns = FairLock(), []
+    lock.acquire()  # hold it until all three jobs queue, so the order they ask in is known
+
+    def job(name: str) -> None:
+        for _ in range(4):
+            with lock:
+                turns.append(name)
+
+    threads = []
+    for name in "abc":
+        threads.append(threading.Thread(target=job, args=(name,)))
+        threads[-1].start()
+        while lock.waiting < len(threads) + 1:
+            time.sleep(0.001)
+    lock.release()
+    for thread in threads:
+        thread.join(timeout=10)
+    # each job queues again after its turn, so no job takes two turns while another waits
+    assert turns == list("abc") * 4
+
+
+def test_stop_takes_effect_within_one_query_and_keeps_the_partial_board(tiny_qwen_crm, tmp_path):
+    engine = engine_for(tiny_qwen_crm, ScoreCache(tmp_path / "scores.sqlite"))
+    order = engine.order()
+    cost = [2 * sum((idx, m) in engine.output for m in MODELS[1:]) for idx in order]  # inputs per query
+    boards = []
+
+    def should_stop() -> bool:  # Stop was pressed while the second query was being scored
+        return engine.scorer.inputs >= cost[0] + 1
+
+    for board in engine.stream(["prefer lists"], max_batch=16, first_batch=12, should_stop=should_stop):
+        boards.append(board)
+    assert engine.scorer.inputs == cost[0] + cost[1]  # the query in flight finished; none after it started
+    assert len(boards) == 1 and boards[-1].n_queries == 2 and not boards[-1].done  # the partial board is kept
+    resumed = engine.rank(["prefer lists"])  # nothing scored before the Stop is scored again
+    assert resumed.done and engine.scorer.inputs == N_QUERIES * 3 * 2 - 2

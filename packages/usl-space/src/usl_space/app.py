@@ -116,6 +116,15 @@ def status(board: Leaderboard | None, what: str = "") -> str:
     return text
 
 
+def criteria_label(criteria: list[str], dislikes: list[str]) -> str:
+    """The criteria a board was ranked under, short, as plain text for the status line."""
+    typed = criteria + [f"dislikes: {d}" for d in dislikes]
+    if not typed:
+        return "no criteria: general preference"
+    first = typed[0] if len(typed[0]) <= 60 else typed[0][:57] + "..."
+    return as_text(f'"{first}"' + (f" and {len(typed) - 1} more" if len(typed) > 1 else ""))
+
+
 def reading(engine: Engine, criteria: list[str], dislikes: list[str]) -> str:
     """How a compositional CRM read the criteria: its largest property weights ("emoji -2.1 · headings +0.4"),
     so a visitor can check it understood. Property names and numbers only: no visitor text is echoed."""
@@ -188,10 +197,10 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
             raise gr.Error("no query matches these topics; tick more topics or change the free-text topic")
         return ids
 
-    def run(eng: Engine, criteria, dislikes, ids, models, n_queries, what):
+    def run(eng: Engine, criteria, dislikes, ids, models, n_queries, what, should_stop=None):
         ids = eng.sample(int(n_queries) if n_queries else None, 0, ids)
         try:  # the engine checks the criteria before it scores anything
-            for board in eng.stream(criteria, dislikes, ids, models):
+            for board in eng.stream(criteria, dislikes, ids, models, should_stop=should_stop):
                 yield board, status(board, what)
         except ValueError as error:
             raise gr.Error(str(error)) from None
@@ -210,15 +219,35 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
             raise gr.Error("select at least one model")
         return eng, chosen
 
-    def customize(topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads):
+    stops: dict[str, threading.Event] = {}  # per visitor (session): set by Stop, seen by their job within a query
+
+    def customize(topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
+                  request: gr.Request):  # fmt: skip
         eng, chosen = custom_engine(baseline, models, uploads)
         ids = selected_ids(topics, free_text or "")
+        criteria, dislikes = lines(criteria), lines(dislikes)
+        what = f"Custom ({criteria_label(criteria, dislikes)}):"
+        stop = stops[request.session_hash] = threading.Event()
         board = None
-        for board, text in run(eng, lines(criteria), lines(dislikes), ids, chosen, n_queries, "Custom:"):
-            yield frame(board), topic_frame(board), bar_chart(board), text, gr.update()
-        if board is not None:
-            text = status(board, "Custom:") + reading(eng, board.criteria, board.dislikes)
-            yield frame(board), topic_frame(board), bar_chart(board), text, downloads(board, work / "custom")
+        try:
+            for board, text in run(eng, criteria, dislikes, ids, chosen, n_queries, what, stop.is_set):
+                yield frame(board), topic_frame(board), bar_chart(board), text, gr.update()
+        finally:
+            if stops.get(request.session_hash) is stop:
+                del stops[request.session_hash]
+        if board is None:
+            yield frame(None), topic_frame(None), None, f"{what} stopped before any query was scored", None
+            return
+        text = status(board, what) + reading(eng, board.criteria, board.dislikes)
+        if stop.is_set() and not board.done:
+            text = text.replace(" scoring... ", " stopped at ", 1) + " · the downloads hold this partial board"
+        folder = work / "custom" / f"{time.time_ns()}"  # one folder per job: visitors never share a download
+        yield frame(board), topic_frame(board), bar_chart(board), text, downloads(board, folder)
+
+    def stop_job(request: gr.Request) -> None:
+        event = stops.get(request.session_hash)
+        if event is not None:
+            event.set()
 
     # -- votes: "Help it learn your taste" (compositional CRMs) --------------------------------------------------
     def taste_step(taste, outcome, topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
@@ -397,7 +426,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                 with gr.Accordion("Win rate by topic (%)", open=False):
                     cu_topics = gr.Dataframe(topic_frame(None), interactive=False, max_height=TABLE_HEIGHT)
                 cu_plot = gr.Plot()
-                files = gr.File(label="Download (CSV, JSON)", file_count="multiple")
+                files = gr.File(label="Download (CSV, JSON)", file_count="multiple", elem_id="custom-files")
                 with gr.Accordion("Help it learn your taste: vote on a few answers", open=False) as taste_box:
                     gr.Markdown("Two answers to one query, chosen where your vote would change the ranking most. "
                                 "Pick the one you prefer: the weights are refitted (close to what your criteria "
@@ -458,10 +487,11 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         all_btn.click(lambda: gr.update(value=topic_names), None, topics)
         clear_btn.click(lambda: gr.update(value=[]), None, topics)
         preset.change(lambda p: "\n".join(PRESETS.get(p, [])), preset, criteria)
-        job = go.click(customize, [topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads],
-                       [cu_table, cu_topics, cu_plot, cu_status, files], api_name="customize", concurrency_id="score",
-                       concurrency_limit=4)  # fmt: skip
-        stop.click(None, None, None, cancels=[job])
+        # "always_last": a Rank pressed while a job is still finishing is run after it, never dropped
+        go.click(customize, [topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads],
+                 [cu_table, cu_topics, cu_plot, cu_status, files], api_name="customize", concurrency_id="score",
+                 concurrency_limit=4, trigger_mode="always_last")  # fmt: skip
+        stop.click(stop_job, None, None, api_name="stop", concurrency_limit=None)
         taste_inputs = [topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads]
         taste_outputs = [taste, cu_table, cu_topics, cu_plot, cu_status, taste_query, taste_a, taste_b, taste_read,
                          profile_out, share]  # fmt: skip

@@ -31,6 +31,7 @@ from usl_space.board import Leaderboard, board_rows, pointwise_matrices, rounded
 from usl_space.cache import ScoreCache, checkpoint_id, normalise_criteria, text_digest
 from usl_space.instant import ResponseTable, response_side_of
 from usl_space.ordering import stratified_order
+from usl_space.scheduling import FairLock
 from usl_space.topics import TopicIndex
 
 MAX_CRITERIA_LINES = 12
@@ -75,7 +76,8 @@ class Engine:
         topic_names = topics.topic if topics is not None else np.full(len(self.query_ids), "All")
         source_ids = topics.idx if topics is not None else self.query_ids
         self.topic_of = dict(zip(source_ids.tolist(), topic_names.tolist(), strict=True))
-        self._compute_lock = threading.Lock()  # one CRM run at a time; cached reads never wait for it
+        self._turns = FairLock()  # one query of one job at the CRM at a time, first come first served (copies share it)
+        self._table_lock = threading.Lock()  # the instant path's response table is built once
         # the one place the CRM's kind picks the path: instant (compositional) or anytime (cross-encoder), and
         # with it the win rate: weighted (mean P(preferred), as AlpacaEval 2.0) or discrete (ties 1/2)
         self.instant = scorer.spec.instant
@@ -87,7 +89,7 @@ class Engine:
     # -- the instant path (compositional CRMs) ----------------------------------------------------------------
     def response_table(self, progress: bool = False) -> ResponseTable:
         """The bench's response side for the compositional CRM: loaded, or built once and saved."""
-        with self._compute_lock:
+        with self._table_lock:
             if self._table is None:
                 home = Path(self.cache.path).parent if self.cache.path != ":memory:" else cache_dir()
                 folder = home / "response-sides"
@@ -133,7 +135,7 @@ class Engine:
             key = (name, _upload_digest(added))
             if key not in self._uploads:
                 self._uploads[key] = response_side_of(self.scorer, self.query, added, self.output)
-            other._compute_lock = threading.Lock()
+            other._table_lock = threading.Lock()
             other._table = self.response_table().extended(self.scorer, self.query, added, self.output,
                                                           self._uploads[key])  # fmt: skip
         return other
@@ -180,17 +182,23 @@ class Engine:
                 keys.append((idx, model, text_digest(*parts)))
         return keys
 
-    def score(self, criteria: list[str], dislikes: list[str], ids: Sequence[int], models: Sequence[str]) -> dict:
-        """Cached or freshly computed scores for every (query, model) in `ids` x `models`; new ones are written
-        to the cache in one transaction before returning."""
+    def score(self, criteria: list[str], dislikes: list[str], ids: Sequence[int], models: Sequence[str],
+              should_stop: Callable[[], bool] | None = None) -> dict:  # fmt: skip
+        """Cached or freshly computed scores for every (query, model) in `ids` x `models`. The CRM scores one
+        query per turn (a fair lock: concurrent jobs alternate), each query's scores are cached as it finishes, and
+        `should_stop` is asked before every turn: a stopped call returns what it has."""
         name = normalise_criteria(criteria, dislikes)
         keys = self._keys(ids, models)
         found = self.cache.get(self.checkpoint, name, self.cache_bench, keys)
-        missing = [key for key in keys if (key[0], key[1]) not in found]
-        for start in range(0, len(missing), 1024):
-            chunk = missing[start : start + 1024]
-            with self._compute_lock:
-                rows = self._compute(criteria, dislikes, chunk)
+        by_query: dict[int, list[tuple]] = defaultdict(list)
+        for key in keys:
+            if (key[0], key[1]) not in found:
+                by_query[key[0]].append(key)
+        for query_keys in by_query.values():
+            if should_stop is not None and should_stop():
+                break
+            with self._turns:
+                rows = self._compute(criteria, dislikes, query_keys)
             self.cache.put(self.checkpoint, name, self.cache_bench, rows)
             found.update({(i, m): (v, v2, t) for i, m, _, v, v2, t in rows})
         return found
@@ -331,11 +339,15 @@ class Engine:
             yield self.leaderboard(scores, done, models, criteria, dislikes, len(ordered), started, bootstrap, seed)
         batch = first_batch
         while todo:
-            if should_stop is not None and should_stop():
-                return
             chunk, todo = todo[:batch], todo[batch:]
-            scores.update(self.score(criteria, dislikes, chunk, models))
-            done += chunk
+            scores.update(self.score(criteria, dislikes, chunk, models, should_stop))
+            finished = [idx for idx in chunk if all((i, m) in scores for i, m, _ in self._keys([idx], models))]
+            done += finished
+            if len(finished) < len(chunk):  # stopped: the board of what was scored is the last one
+                if finished:
+                    yield self.leaderboard(scores, done, models, criteria, dislikes, len(ordered), started, bootstrap,
+                                           seed)  # fmt: skip
+                return
             yield self.leaderboard(scores, done, models, criteria, dislikes, len(ordered), started, bootstrap, seed)
             batch = min(batch * 2, max_batch)
 
