@@ -272,3 +272,22 @@ def test_browser_votes_sees_the_weights_move_and_the_link_and_profile_reopen_the
         broken.goto(link[:-12])  # a link cut short says so instead of failing silently
         broken.locator("#taste-read").get_by_text("Share link not opened").wait_for(timeout=60_000)
         browser.close()
+
+
+def test_view_memo_keeps_the_latest_views_for_a_while_and_job_folders_are_pruned(tmp_path, monkeypatch):
+    from usl_space import app
+
+    memo = app.ViewMemo(size=2, max_age=60)
+    memo.put(("a",), (1,))
+    memo.put(("b",), (2,))
+    assert memo.get(("a",)) == (1,)  # a is now the most recent
+    memo.put(("c",), (3,))
+    assert memo.get(("b",)) is None and memo.get(("a",)) == (1,) and memo.get(("c",)) == (3,)
+    now = app.time.monotonic()
+    monkeypatch.setattr(app.time, "monotonic", lambda: now + 61)
+    assert memo.get(("a",)) is None  # too old: its files may be gone
+    monkeypatch.undo()
+    old = tmp_path / str(app.time.time_ns() - int(2 * 3600 * 1e9))
+    old.mkdir()
+    recent = app.job_folder(tmp_path)
+    assert recent.is_dir() and not old.exists() and app.job_folder(tmp_path) != recent

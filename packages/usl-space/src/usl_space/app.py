@@ -13,9 +13,11 @@ import csv
 import html
 import json
 import re
+import shutil
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import asdict
 from importlib.metadata import version
 from pathlib import Path
@@ -26,7 +28,7 @@ from crm_core.data import DataValidationError
 from crm_core.data.importers import responses_by_instruction
 
 from usl_space.board import fewer_answers
-from usl_space.charts import bar_chart, slope_chart
+from usl_space.charts import bar_chart, png, slope_chart
 from usl_space.engine import Engine, Leaderboard, check_criteria
 from usl_space.stats import MIN_QUERIES_FOR_RANKS, kendall_tau
 from usl_space.taste import Profile, Vote, ask, fit_votes, moves
@@ -168,6 +170,44 @@ def parse_upload(engine: Engine, path: str | None, name: str) -> tuple[str, dict
     return f"upload:{name}", {row["idx"]: row["output"] for row in rows}
 
 
+class ViewMemo:
+    """The last `size` finished views (a handler's outputs) by request, shared by every visitor's thread; a view
+    is kept at most `max_age` seconds, less than `job_folder` keeps the files it names."""
+
+    def __init__(self, size: int = 64, max_age: float = 1800.0):
+        self.size, self.max_age, self._views, self._lock = size, max_age, OrderedDict(), threading.Lock()
+
+    def get(self, key: tuple) -> tuple | None:
+        with self._lock:
+            if key not in self._views:
+                return None
+            made, outputs = self._views[key]
+            if time.monotonic() - made > self.max_age:
+                del self._views[key]
+                return None
+            self._views.move_to_end(key)
+            return outputs
+
+    def put(self, key: tuple, outputs: tuple) -> None:
+        with self._lock:
+            self._views[key] = (time.monotonic(), outputs)
+            while len(self._views) > self.size:
+                self._views.popitem(last=False)
+
+
+def job_folder(parent: Path, keep_seconds: float = 3600.0) -> Path:
+    """A new folder under `parent` for one job's files; folders older than `keep_seconds` are removed, so a
+    long-running Space does not fill its disk (a remembered view's files are recreated if it is asked again)."""
+    parent.mkdir(parents=True, exist_ok=True)
+    now = time.time_ns()
+    for old in parent.iterdir():
+        if old.name.isdigit() and now - int(old.name) > keep_seconds * 1e9:
+            shutil.rmtree(old, ignore_errors=True)
+    folder = parent / str(now)
+    folder.mkdir()
+    return folder
+
+
 def share_link(request: gr.Request | None, profile: Profile) -> str:
     """The page's address with the profile as `?profile=TOKEN` (the browser's address, from the Referer the page
     sends; a bare query string when there is none)."""
@@ -175,8 +215,11 @@ def share_link(request: gr.Request | None, profile: Profile) -> str:
     return f"{page.split('?', 1)[0]}?profile={profile.link_token()}"
 
 
-def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Leaderboard") -> gr.Blocks:
-    """The Space's Blocks, bound to one engine (shared by every visitor, as its cache is)."""
+def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Leaderboard",
+              max_jobs: int = 16) -> gr.Blocks:  # fmt: skip
+    """The Space's Blocks, bound to one engine (shared by every visitor, as its cache is). Up to `max_jobs`
+    leaderboard requests are served at once; they take turns at the CRM one query at a time (the engine's fair
+    lock), so a cached view is answered at once however many long jobs run."""
     n_models = len(engine.models)
     crm = engine.scorer.spec.base_model or Path(engine.scorer.folder).name
     header = (f"# {title}\nusl-space {version('usl-space')} · bench **{engine.bench.name}**: "
@@ -205,10 +248,24 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         except ValueError as error:
             raise gr.Error(str(error)) from None
 
+    def chart(board: Leaderboard | None) -> str | None:
+        return png(bar_chart(board), job_folder(work / "charts"))
+
+    # finished views by request: asked again (the general leaderboard on every page load, a criteria set another
+    # visitor ranked), they are served without ranking or drawing, so they stay fast while others' jobs run
+    views = ViewMemo()
+
     # -- handlers ------------------------------------------------------------------------------------------------
     def leaderboard_view():
+        key = ("general",)
+        if (seen := views.get(key)) is not None:
+            yield seen
+            return
         for board, text in run(engine, [], [], None, None, None, "General preference:"):
-            yield frame(board), topic_frame(board), bar_chart(board), text
+            outputs = frame(board), topic_frame(board), chart(board), text
+            yield outputs
+        if board.done:
+            views.put(key, outputs)
 
     def custom_engine(baseline, models, uploads) -> tuple[Engine, list[str]]:
         eng = engine.with_baseline(baseline) if baseline and baseline != engine.baseline else engine
@@ -227,11 +284,17 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         ids = selected_ids(topics, free_text or "")
         criteria, dislikes = lines(criteria), lines(dislikes)
         what = f"Custom ({criteria_label(criteria, dislikes)}):"
+        key = None if uploads else ("custom", eng.baseline, tuple(chosen), tuple(criteria), tuple(dislikes),
+                                    None if ids is None else tuple(ids), n_queries)  # fmt: skip
+        if key is not None and (seen := views.get(key)) is not None:
+            yield seen
+            return
         stop = stops[request.session_hash] = threading.Event()
         board = None
         try:
             for board, text in run(eng, criteria, dislikes, ids, chosen, n_queries, what, stop.is_set):
-                yield frame(board), topic_frame(board), bar_chart(board), text, gr.update()
+                if not board.done:  # the finished board is shown once, below, with its downloads
+                    yield frame(board), topic_frame(board), chart(board), text, gr.update()
         finally:
             if stops.get(request.session_hash) is stop:
                 del stops[request.session_hash]
@@ -241,8 +304,11 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         text = status(board, what) + reading(eng, board.criteria, board.dislikes)
         if stop.is_set() and not board.done:
             text = text.replace(" scoring... ", " stopped at ", 1) + " · the downloads hold this partial board"
-        folder = work / "custom" / f"{time.time_ns()}"  # one folder per job: visitors never share a download
-        yield frame(board), topic_frame(board), bar_chart(board), text, downloads(board, folder)
+        # one folder per job: visitors never share a download
+        outputs = frame(board), topic_frame(board), chart(board), text, downloads(board, job_folder(work / "custom"))
+        if key is not None and board.done:
+            views.put(key, outputs)
+        yield outputs
 
     def stop_job(request: gr.Request) -> None:
         event = stops.get(request.session_hash)
@@ -280,7 +346,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         profile.save(folder / "usl-profile.json")
         text = status(board, "Custom (your votes):" if votes else "Custom:") + reading(eng, criteria_lines,
                                                                                        dislike_lines)  # fmt: skip
-        return (taste, frame(board), topic_frame(board), bar_chart(board), text, eng.query[idx],
+        return (taste, frame(board), topic_frame(board), chart(board), text, eng.query[idx],
                 eng.output[(idx, a)], eng.output[(idx, b)], read, str(folder / "usl-profile.json"),
                 share_link(request, profile))  # fmt: skip
 
@@ -347,7 +413,8 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         rate_b = {r["model"]: r["win_rate"] for r in b.rows}
         common = sorted(set(rate_a) & set(rate_b))
         tau = kendall_tau([rate_a[m] for m in common], [rate_b[m] for m in common])
-        return frame(a), frame(b), slope_chart(a, b), f"**Kendall tau** between the two rankings: {tau:+.3f}"
+        slopes = png(slope_chart(a, b), job_folder(work / "charts"))
+        return frame(a), frame(b), slopes, f"**Kendall tau** between the two rankings: {tau:+.3f}"
 
     def inspect(query_choice, model, criteria, dislikes):
         if not query_choice or not model:
@@ -400,7 +467,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                 gr.Markdown(LEGEND)
                 with gr.Accordion("Win rate by topic (%)", open=False):
                     lb_topics = gr.Dataframe(topic_frame(None), interactive=False, max_height=TABLE_HEIGHT)
-                lb_plot = gr.Plot()
+                lb_plot = gr.Image(label="Win rate with 95% CI", type="filepath", interactive=False)
             with gr.Tab("Customize", id="customize"):
                 with gr.Row():
                     with gr.Column():
@@ -425,7 +492,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                 gr.Markdown(LEGEND)
                 with gr.Accordion("Win rate by topic (%)", open=False):
                     cu_topics = gr.Dataframe(topic_frame(None), interactive=False, max_height=TABLE_HEIGHT)
-                cu_plot = gr.Plot()
+                cu_plot = gr.Image(label="Win rate with 95% CI", type="filepath", interactive=False)
                 files = gr.File(label="Download (CSV, JSON)", file_count="multiple", elem_id="custom-files")
                 with gr.Accordion("Help it learn your taste: vote on a few answers", open=False) as taste_box:
                     gr.Markdown("Two answers to one query, chosen where your vote would change the ranking most. "
@@ -458,7 +525,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                 with gr.Row():
                     cmp_a = gr.Dataframe(frame(None), interactive=False, label="Ranking A")
                     cmp_b = gr.Dataframe(frame(None), interactive=False, label="Ranking B")
-                cmp_plot = gr.Plot()
+                cmp_plot = gr.Image(label="Rank under A and under B", type="filepath", interactive=False)
             with gr.Tab("Inspect"):
                 choices = [f"{idx}: {text[:90]}" for idx, text in sorted(engine.query.items())]
                 with gr.Row():
@@ -483,14 +550,14 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                 up_status = gr.Markdown(elem_id="upload-status")
 
         demo.load(leaderboard_view, None, [lb_table, lb_topics, lb_plot, lb_status], concurrency_id="score",
-                  concurrency_limit=4)  # fmt: skip
+                  concurrency_limit=max_jobs)  # fmt: skip
         all_btn.click(lambda: gr.update(value=topic_names), None, topics)
         clear_btn.click(lambda: gr.update(value=[]), None, topics)
         preset.change(lambda p: "\n".join(PRESETS.get(p, [])), preset, criteria)
         # "always_last": a Rank pressed while a job is still finishing is run after it, never dropped
         go.click(customize, [topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads],
                  [cu_table, cu_topics, cu_plot, cu_status, files], api_name="customize", concurrency_id="score",
-                 concurrency_limit=4, trigger_mode="always_last")  # fmt: skip
+                 concurrency_limit=max_jobs, trigger_mode="always_last")  # fmt: skip
         stop.click(stop_job, None, None, api_name="stop", concurrency_limit=None)
         taste_inputs = [topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads]
         taste_outputs = [taste, cu_table, cu_topics, cu_plot, cu_status, taste_query, taste_a, taste_b, taste_read,
@@ -505,7 +572,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         profile_in.upload(load_profile, profile_in, [criteria, dislikes, topics, taste, taste_read],
                           api_name="load_profile")  # fmt: skip
         cmp_go.click(compare, [crit_a, crit_b, cmp_n], [cmp_a, cmp_b, cmp_plot, cmp_tau, cmp_status],
-                     api_name="compare", concurrency_id="score", concurrency_limit=4)  # fmt: skip
+                     api_name="compare", concurrency_id="score", concurrency_limit=max_jobs)  # fmt: skip
         in_go.click(inspect, [in_query, in_model, in_criteria, in_dislikes],
                     [in_text, in_model_out, in_base_out, in_detail], api_name="inspect")  # fmt: skip
         up_go.click(upload, [up_file, up_name, uploads], [uploads, up_status], api_name="upload")
@@ -522,7 +589,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", metavar="FILE", help="score cache (default: ~/.cache/usl/scores.sqlite)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 in a Space)")
     parser.add_argument("--port", type=int, default=7860, help="port to listen on")
-    parser.add_argument("--max-jobs", type=int, default=4, help="scoring jobs run at once; more wait in the queue")
+    parser.add_argument("--max-jobs", type=int, default=16, help="leaderboard requests served at once (more wait "
+                        "in the queue); they share the CRM one query at a time, taking turns, so cached views "
+                        "never wait behind long jobs")  # fmt: skip
     parser.add_argument("--no-warm", action="store_true", help="do not score the general leaderboard in the "
                         "background at start (by default it is, so visitors find it in the cache)")  # fmt: skip
     args = parser.parse_args(argv)
@@ -534,7 +603,7 @@ def main(argv: list[str] | None = None) -> int:
     engine = load_engine(data, args.model, args.backend, args.cache, True, args.baseline)
     if not args.no_warm:
         threading.Thread(target=warm_general_leaderboard, args=(engine,), daemon=True, name="warm").start()
-    demo = build_app(engine)
+    demo = build_app(engine, max_jobs=args.max_jobs)
     demo.queue(default_concurrency_limit=args.max_jobs)
     demo.launch(server_name=args.host, server_port=args.port, max_file_size=MAX_UPLOAD_BYTES)
     return 0

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import matplotlib
 
 matplotlib.use("Agg")  # headless: the Space has no display
@@ -69,3 +72,14 @@ def slope_chart(a: Leaderboard, b: Leaderboard) -> Figure:
     fig.tight_layout()
     plt.close(fig)
     return fig
+
+
+def png(fig: Figure | None, folder: Path) -> str | None:
+    """The figure as a PNG file in `folder` (drawn once; the app serves the file, so a remembered view costs no
+    drawing), or None."""
+    if fig is None:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"chart-{time.time_ns()}.png"
+    fig.savefig(path, dpi=100)
+    return str(path)
