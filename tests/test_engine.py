@@ -299,3 +299,22 @@ def test_stop_takes_effect_within_one_query_and_keeps_the_partial_board(tiny_qwe
     assert len(boards) == 1 and boards[-1].n_queries == 2 and not boards[-1].done  # the partial board is kept
     resumed = engine.rank(["prefer lists"])  # nothing scored before the Stop is scored again
     assert resumed.done and engine.scorer.inputs == N_QUERIES * 3 * 2 - 2
+
+
+def test_an_uploads_scores_are_cached_apart_and_expire_after_a_day(tiny_qwen_crm, tmp_path, monkeypatch):
+    from usl_space import cache as cache_module
+
+    cache = ScoreCache(tmp_path / "scores.sqlite")
+    engine = engine_for(tiny_qwen_crm, cache)
+    mine = engine.with_model("upload:mine", {i: f"my answer {i}" for i in range(N_QUERIES)})
+    mine.rank(["prefer lists"], query_ids=range(4), models=["m1", "upload:mine"])
+    assert cache.count(table="upload_scores") == 4  # the upload's rows, apart
+    assert cache.count() == 4  # m1's rows only: the shared scores hold no visitor's model
+    cost = mine.scorer.inputs
+    mine.rank(["prefer lists"], query_ids=range(4), models=["m1", "upload:mine"])
+    assert mine.scorer.inputs == cost  # within the day the upload's scores are reused
+    now = cache_module.time.time()
+    monkeypatch.setattr(cache_module.time, "time", lambda: now + cache_module.UPLOAD_SECONDS + 1)
+    mine.rank(["prefer lists"], query_ids=range(4), models=["m1", "upload:mine"])
+    assert mine.scorer.inputs == cost + 2 * 4  # a day later they are gone: only the upload is scored (both orders)
+    assert cache.count(table="upload_scores") == 4  # the expired rows were replaced, not kept beside

@@ -6,7 +6,8 @@ never a finished one, and readers never see half a batch. Several processes (sha
 
 A score is keyed by (checkpoint, criteria, bench, query, model), as a visitor thinks of it, and also carries a
 digest of the texts it judged (query, response, baseline response): a row whose texts have since changed is
-treated as missing, so an edited bench can never be served stale scores.
+treated as missing, so an edited bench can never be served stale scores. Scores of visitors' uploaded models are
+kept in a table of their own and expire after a day.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -33,7 +35,21 @@ CREATE TABLE IF NOT EXISTS scores (
     tie REAL,                 -- 3-way heads: P(tie), both orders averaged
     PRIMARY KEY (checkpoint, criteria, bench, idx, model)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS upload_scores (  -- visitors' uploaded models: kept apart, dropped after UPLOAD_DAYS
+    checkpoint TEXT NOT NULL,
+    criteria TEXT NOT NULL,
+    bench TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    value REAL NOT NULL,
+    value2 REAL,
+    tie REAL,
+    written REAL NOT NULL,    -- unix time
+    PRIMARY KEY (checkpoint, criteria, bench, idx, model)
+) WITHOUT ROWID;
 """
+UPLOAD_SECONDS = 24 * 3600  # an uploaded model's scores are kept a day, never with the shared ones
 Score = tuple[float, float | None, float | None]
 
 
@@ -98,12 +114,13 @@ class ScoreCache:
         if not wanted:
             return {}
         queries = sorted({idx for idx, _ in wanted})  # only the rows asked for, not the whole criteria set
-        sql = (
-            "SELECT idx, model, digest, value, value2, tie FROM scores WHERE checkpoint = ? AND criteria = ? "
-            f"AND bench = ? AND idx IN ({','.join('?' * len(queries))})"
-        )
+        where = f"checkpoint = ? AND criteria = ? AND bench = ? AND idx IN ({','.join('?' * len(queries))})"
+        columns = "idx, model, digest, value, value2, tie"
+        sql = (f"SELECT {columns} FROM scores WHERE {where} UNION ALL "
+               f"SELECT {columns} FROM upload_scores WHERE {where} AND written > ?")  # fmt: skip
+        args = (checkpoint, criteria, bench, *queries)
         with self._lock:
-            rows = self._connection().execute(sql, (checkpoint, criteria, bench, *queries)).fetchall()
+            rows = self._connection().execute(sql, (*args, *args, time.time() - UPLOAD_SECONDS)).fetchall()
         return {(idx, model): (v, v2, t) for idx, model, d, v, v2, t in rows if wanted.get((idx, model)) == d}
 
     def put(
@@ -112,19 +129,30 @@ class ScoreCache:
         criteria: str,
         bench: str,
         rows: Iterable[tuple[int, str, str, float, float | None, float | None]],
+        uploads: frozenset[str] | set[str] = frozenset(),
     ) -> None:
-        """Store (idx, model, digest, value, value2, tie) rows in one transaction."""
+        """Store (idx, model, digest, value, value2, tie) rows in one transaction. Rows of models in `uploads`
+        (visitors' uploaded models) go to their own table, and upload rows older than a day are dropped."""
         data = [(checkpoint, criteria, bench, int(i), m, d, float(v), _opt(v2), _opt(t)) for i, m, d, v, v2, t in rows]
+        shared = [row for row in data if row[4] not in uploads]
+        now = time.time()
+        apart = [(*row, now) for row in data if row[4] in uploads]
         with self._lock:
             db = self._connection()
             with db:
-                db.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", data)
+                db.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", shared)
+                if apart:
+                    db.executemany("INSERT OR REPLACE INTO upload_scores VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", apart)
+                    db.execute("DELETE FROM upload_scores WHERE written <= ?", (now - UPLOAD_SECONDS,))
 
-    def count(self, checkpoint: str | None = None) -> int:
+    def count(self, checkpoint: str | None = None, table: str = "scores") -> int:
+        """Rows in the shared scores (or `table="upload_scores"`), of one checkpoint when given."""
+        if table not in ("scores", "upload_scores"):
+            raise ValueError(f"no table {table!r}")
         with self._lock:
             if checkpoint is None:
-                return self._connection().execute("SELECT COUNT(*) FROM scores").fetchone()[0]
-            query = "SELECT COUNT(*) FROM scores WHERE checkpoint = ?"
+                return self._connection().execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+            query = f"SELECT COUNT(*) FROM {table} WHERE checkpoint = ?"
             return self._connection().execute(query, (checkpoint,)).fetchone()[0]
 
 

@@ -140,6 +140,11 @@ class Engine:
                                                           self._uploads[key])  # fmt: skip
         return other
 
+    @property
+    def uploaded(self) -> frozenset[str]:
+        """Models added by visitors (not on the bench): their scores are cached apart and expire."""
+        return frozenset(self.models) - frozenset(self.bench.models)
+
     def forget_uploads(self, uploads: dict[str, dict[int, str]] | None) -> None:
         """Free the encoded responses of these uploads ({name: {idx: text}}, as the app keeps them per visitor)."""
         for name, outputs in (uploads or {}).items():
@@ -199,7 +204,7 @@ class Engine:
                 break
             with self._turns:
                 rows = self._compute(criteria, dislikes, query_keys)
-            self.cache.put(self.checkpoint, name, self.cache_bench, rows)
+            self.cache.put(self.checkpoint, name, self.cache_bench, rows, self.uploaded)
             found.update({(i, m): (v, v2, t) for i, m, _, v, v2, t in rows})
         return found
 
