@@ -108,6 +108,36 @@ def test_a_model_with_missing_answers_is_flagged_by_usl_rank_and_in_the_rows(per
     assert f"usl-rank: warning: beta was judged on {rows['beta']['n']} of {rows['alpha']['n']} queries" in out.err
 
 
+def test_usl_data_build_and_usl_rank_name_bad_bench_rows_and_skip_them_only_when_told(combined_dir, tmp_path,
+                                                                                        capsys):  # fmt: skip
+    from usl_space.data_cli import main as usl_data
+    from usl_space.rank_cli import main as usl_rank
+
+    path = combined_dir / "model_outputs.jsonl.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    lines[2] = json.dumps({**json.loads(lines[2]), "output": 5})  # line 3: a number where text belongs
+    lines[4] = lines[4][:-3]  # line 5: cut short
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    build = ["build", "--from", str(combined_dir), "--output", str(tmp_path / "bench"), "--baseline", "base"]
+    assert usl_data(build) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:3: output: expected str, got int" in err and f"{path}:5: malformed JSON" in err
+    assert not (tmp_path / "bench").exists()  # nothing half-written
+    assert usl_data([*build, "--skip-invalid"]) == 0
+    err = capsys.readouterr().err
+    assert f"usl-data build: {path}:3: output: expected str, got int" in err and "skipped 2 invalid row(s)" in err
+    assert (tmp_path / "bench" / "manifest.json").is_file()
+    rank = ["--data", str(combined_dir), "--baseline", "base", "--criteria", "", "--model", str(CRM),
+            "--cache", str(tmp_path / "scores.sqlite"), "--quiet", "--bootstrap", "50"]  # fmt: skip
+    assert usl_rank(rank) == 2
+    assert f"{path}:3: output: expected str, got int" in capsys.readouterr().err
+    assert usl_rank([*rank, "--skip-invalid"]) == 0
+    out = capsys.readouterr()
+    assert "usl-rank: skipped 2 invalid row(s)" in out.err and json.loads(out.out)["models_ranked"] >= 2
+
+
 HOSTILE = ["$\\undefinedcmd{x}$", "<b>bold</b>", "<script>alert(1)</script>", "**strong** _x_ [l](http://e)"]
 
 

@@ -14,7 +14,7 @@ import time
 from importlib import resources
 from pathlib import Path
 
-from crm_core.data import ALPACA_EVAL_BASELINE, DataValidationError, open_bench, read_models_file
+from crm_core.data import ALPACA_EVAL_BASELINE, DataValidationError, open_bench, read_models_file, skipping_invalid
 from crm_core.data.importers import detect_layout
 from crm_core.paths import cache_dir
 
@@ -68,7 +68,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     source = Path(args.source) if args.source else cache_dir() / "alpaca_eval"
     models = _models_from_args(args)
-    bench = open_bench(source, models=models, baseline=args.baseline)
+    with skipping_invalid("usl-data build", args.skip_invalid):
+        bench = open_bench(source, models=models, baseline=args.baseline)
     if args.name:
         bench.name = args.name
     bench.save(args.output)
@@ -162,6 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="the model every other is judged against (default: gpt4_1106_preview for AlpacaEval, gpt-4 for MT-bench)",
     )
     p.add_argument("--name", help="the bench's name (default: alpaca_eval or mt_bench)")
+    p.add_argument("--skip-invalid", action="store_true", help="go on without rows that fail validation (each is "
+                   "still reported on stderr as file:line: field: ...); by default any stops the build")  # fmt: skip
     p.set_defaults(func=_cmd_build)
 
     p = sub.add_parser(

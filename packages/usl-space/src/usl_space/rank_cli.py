@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from crm_core.atomic import atomic_file
-from crm_core.data import DataValidationError, without_nan
+from crm_core.data import DataValidationError, skipping_invalid, without_nan
 
 from usl_space.board import fewer_answers
 from usl_space.topics import FREE_TEXT_THRESHOLD, TOPICS
@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "~/.cache/usl/scores.sqlite)")  # fmt: skip
     parser.add_argument("--output", metavar="FILE.json", help="also write the JSON here (atomically)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument("--skip-invalid", action="store_true", help="rank without bench rows that fail "
+                        "validation (each is still reported on stderr as file:line: field: ...); by default any "
+                        "stops the run")  # fmt: skip
     return parser
 
 
@@ -85,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         needs_topics = bool(args.topic or args.topic_text or args.queries)
-        engine = load_engine(args.data, args.model, args.backend, args.cache, needs_topics, args.baseline)
+        with skipping_invalid("usl-rank", args.skip_invalid):
+            engine = load_engine(args.data, args.model, args.backend, args.cache, needs_topics, args.baseline)
         selected = None
         if args.topic or args.topic_text:
             selected = engine.topics.select(args.topic, args.topic_text, args.topic_threshold).tolist()

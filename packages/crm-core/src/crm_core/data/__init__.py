@@ -13,7 +13,7 @@ from crm_core.data.importers import (
     read_model_outputs_json,
     read_models_file,
 )
-from crm_core.data.lines import RejectedRowsError, report_rejected, text_lines, without_nan
+from crm_core.data.lines import RejectedRowsError, report_rejected, skipping_invalid, text_lines, without_nan
 from crm_core.data.pairs import (
     PAIR_SCHEMA,
     PREFERENCES,
@@ -49,6 +49,7 @@ __all__ = [
     "read_models_file",
     "rejected_problems",
     "report_rejected",
+    "skipping_invalid",
     "text_lines",
     "validate_pair",
     "without_nan",

@@ -24,7 +24,7 @@ import polars as pl
 
 from crm_core.data.bench import Bench, make_bench
 from crm_core.data.errors import DataValidationError, Problem
-from crm_core.data.lines import text_lines
+from crm_core.data.lines import invalid_rows, skipping, text_lines
 
 ALPACA_EVAL_BASELINE = "gpt4_1106_preview"
 MT_BENCH_BASELINE = "gpt-4"
@@ -71,10 +71,9 @@ def read_jsonl_checked(lines: Iterable[str], file: str, fields: dict[str, type])
         problems.extend(found)
         if not found:
             records.append((line, record))
-        if len(problems) >= MAX_PROBLEMS:
+        if len(problems) >= MAX_PROBLEMS and not skipping():
             break
-    if problems:
-        raise DataValidationError(problems)
+    invalid_rows(problems)  # raises, unless the command skips invalid rows
     return records
 
 
@@ -85,8 +84,7 @@ def _read_text_lines(path: Path) -> list[str]:
         if problem is not None:
             problems.append(problem)
         lines.append(text or "")  # kept in place, so later line numbers stay right
-    if problems:
-        raise DataValidationError(problems[:MAX_PROBLEMS])
+    invalid_rows(problems if skipping() else problems[:MAX_PROBLEMS])
     return lines
 
 
@@ -165,14 +163,16 @@ def read_model_outputs_json(path: str | os.PathLike) -> list[dict]:
         raise DataValidationError(
             [Problem(str(path), None, None, f"expected a JSON array, got {type(items).__name__}")]
         )
-    problems = []
+    problems, valid = [], []
     for number, item in enumerate(items, start=1):
-        problems.extend(_check_fields(item, {"instruction": str, "output": str}, f"{path} item", number))
-        if len(problems) >= MAX_PROBLEMS:
+        found = _check_fields(item, {"instruction": str, "output": str}, f"{path} item", number)
+        problems.extend(found)
+        if not found:
+            valid.append(item)
+        if len(problems) >= MAX_PROBLEMS and not skipping():
             break
-    if problems:
-        raise DataValidationError(problems)
-    return items
+    invalid_rows(problems)  # raises, unless the command skips invalid rows
+    return valid
 
 
 def responses_by_instruction(model: str, items: list[dict], index: dict[str, int], file: str) -> list[dict]:

@@ -9,6 +9,8 @@ command rejected the same way in every CLI.
 from __future__ import annotations
 
 import codecs
+import contextlib
+import contextvars
 import gzip
 import math
 import os
@@ -21,6 +23,35 @@ from typing import Any
 from crm_core.data.errors import DataValidationError, Problem
 
 SHOWN = 20  # rejected rows printed in full before the rest are counted
+# the command (its name) that asked the readers to skip invalid rows (--skip-invalid), for the current context
+_SKIPPING: contextvars.ContextVar[str | None] = contextvars.ContextVar("skipping_invalid", default=None)
+
+
+@contextlib.contextmanager
+def skipping_invalid(prog: str, enabled: bool = True) -> Iterator[None]:
+    """Within this block the bench readers (instructions, model outputs) report each invalid row on stderr as
+    `prog: file:line: field: ...` and go on without it, as `--skip-invalid` asks; outside it they stop."""
+    token = _SKIPPING.set(prog if enabled else None)
+    try:
+        yield
+    finally:
+        _SKIPPING.reset(token)
+
+
+def invalid_rows(problems: list[Problem]) -> None:
+    """What a reader does with the problems it found: raise them, or, inside `skipping_invalid`, report them and
+    return so that the reader goes on with the valid rows."""
+    if not problems:
+        return
+    prog = _SKIPPING.get()
+    if prog is None:
+        raise DataValidationError(problems)
+    report_rejected(problems, prog, skip_invalid=True)
+
+
+def skipping() -> bool:
+    """Whether invalid rows are being skipped (readers then scan every row instead of stopping early)."""
+    return _SKIPPING.get() is not None
 
 
 def text_lines(path: str | os.PathLike) -> Iterator[tuple[int, str | None, Problem | None]]:
