@@ -88,13 +88,16 @@ class CriteriaData:
 
     z: np.ndarray  # (answers, K) centred, scaled
     vec: np.ndarray  # (answers, 384)
-    quality: np.ndarray  # (answers,)
+    quality: np.ndarray  # (answers,) as property rows meet it: the reference-free term plus a stand-in draw
+    clean_quality: np.ndarray  # (answers,) the reference-free term alone: what silent rows must not overturn
+    clean_spread: float  # its standard deviation among answers to one prompt
     clear: dict[int, list[tuple[int, int]]]  # property -> pairs (i, j) where i has clearly more of it
     dsp: list[tuple[int, int, int]]  # (domain index, winner row, loser row)
     bank: list[P.Phrasing]
     states: torch.Tensor  # (phrasings, T, 384): bank, then general (silent) criteria, then DSP phrasings
     mask: torch.Tensor
     general: np.ndarray  # indices into states
+    general_p: np.ndarray | None  # drawing probability of each general criterion (short ones and rubrics half each)
     dsp_phrasings: list[np.ndarray]  # per domain: indices into states
 
 
@@ -155,6 +158,10 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
         {"params": [*net.criteria.parameters(), *net.voice_proj.parameters()], "lr": config.criteria_lr},
     ], weight_decay=config.weight_decay)  # fmt: skip
     z, vec, q = torch.tensor(data.z), torch.tensor(data.vec), torch.tensor(data.quality, dtype=torch.float32)
+    q_clean = torch.tensor(data.clean_quality, dtype=torch.float32)
+    # silent rows may be judged in units of the clean quality's typical difference (silent_scale 0): a criterion that
+    # says nothing about a pair must then not overturn even a small quality difference
+    silent_scale = config.silent_scale or 1.0 / max(data.clean_spread, 1e-3)
     bank_prop = np.array([NAMES.index(p.prop) for p in data.bank])
     sign = torch.tensor([p.sign for p in data.bank], dtype=torch.float32)
     pairs = {p: np.array(v) for p, v in data.clear.items() if len(v)}
@@ -173,12 +180,13 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
     for step in tqdm(range(config.criteria_steps), desc="criteria", unit="step"):
         n = config.criteria_phrasings
         prop_phr = rng.choice(usable, n)  # property rows: `per` pairs for each drawn phrasing
-        gen_phr = rng.choice(data.general, max(4, n // 4))
+        gen_phr = rng.choice(data.general, max(4, n // 4), p=data.general_p)
         silent_bank = rng.choice(len(data.bank), n // 2)
         dsp_rows = dsp[rng.integers(len(dsp), size=n // 2 * per)]
         dsp_phr = np.array([rng.choice(data.dsp_phrasings[d]) for d in range(len(DSP_DOMAINS))])
         phr = np.concatenate([prop_phr, gen_phr, silent_bank, dsp_phr])
-        w_all, u_all = net(data.states[phr], data.mask[phr])
+        width = int(data.mask[phr].sum(1).max())  # pad only to this draw's longest phrasing
+        w_all, u_all = net(data.states[phr, :width], data.mask[phr, :width])
         o1, o2, o3 = n, n + len(gen_phr), n + len(gen_phr) + len(silent_bank)
         # property rows, 30% with an extra general criterion
         rows = np.repeat(np.arange(n), per)
@@ -199,15 +207,16 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
         about = torch.tensor(about)
         gap = (z[sa, about.clamp(min=0)] - z[sb, about.clamp(min=0)]).abs()
         keep = (about < 0) | (gap < config.silent_gap)
-        s_logit = q[sa] - q[sb] + term(w_all[s_rows], u_all[s_rows], sa, sb)
-        target = torch.sigmoid(q[sa] - q[sb])
+        dq = q_clean[sa] - q_clean[sb]
+        s_logit = silent_scale * (dq + term(w_all[s_rows], u_all[s_rows], sa, sb))
+        target = torch.sigmoid(silent_scale * dq)
         loss_silent = bce(s_logit[keep], target[keep]) - bce(target[keep].logit(), target[keep])  # KL, 0 at best
         # DSP rows
         d_idx = o3 + torch.tensor(dsp_rows[:, 0])
         da, db = torch.tensor(dsp_rows[:, 1]), torch.tensor(dsp_rows[:, 2])
         loss_dsp = bce(q[da] - q[db] + term(w_all[d_idx], u_all[d_idx], da, db), torch.ones(len(dsp_rows)))
         # the least weights that do the job: nothing else holds back a property no drawn row tests
-        loss_size = config.weight_penalty * w_all.pow(2).mean()
+        loss_size = config.weight_penalty * w_all.pow(2).mean() + config.voice_penalty * u_all.pow(2).mean()
         loss = loss_prop + config.silent_weight * loss_silent + loss_dsp + loss_size
         if step % 100 == 0 or step == config.criteria_steps - 1:
             log.append({"step": step, "property": round(float(loss_prop), 4), "silent_kl": round(float(loss_silent), 4),

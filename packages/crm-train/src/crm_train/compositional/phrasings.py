@@ -9,8 +9,11 @@ nouns, written separately, and is never trained on: every reported number uses i
 
 from __future__ import annotations
 
+import json
 import random
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 # property: (nouns FOR it, ANTONYM nouns: what having less of it looks like; often none)
 TRAIN_NOUNS: dict[str, tuple[list[str], list[str]]] = {
@@ -217,9 +220,35 @@ def dislike_text(item: str) -> str:
     return f"I dislike {item}."
 
 
-def silent_criteria(shared_rubrics: list[str] | None = None) -> list[str]:
-    """Criteria that say nothing about any measured property: what the human sets' raters were asked, and (when
-    given) real rubric sentences. Under them, property differences must not move the decision."""
+# Short general criteria people type that say nothing about a measured property: who they are, what the answer is
+# for, what they care about beyond form. Written for training, separately from VALIDATION_GENERAL.
+TRAIN_GENERAL = ["I'm a teacher.", "I work in finance.", "I'm a lawyer.", "I'm a retired engineer.",
+                 "I'm a high school student.", "I run a small bakery.", "I'm a doctor.",
+                 "I'm a graduate student in biology.",
+                 "This is for a school project.", "I'm preparing for an exam.", "I need this for a presentation.",
+                 "It's for my homework.", "I love astronomy.", "I'm into cooking.", "I'm interested in economics.",
+                 "I follow politics closely.", "I like gardening.", "I'm learning Spanish.", "I play chess.",
+                 "Get it right.", "Don't make things up.", "Accuracy matters most to me.", "Be truthful.",
+                 "I want a reliable answer.", "Answer what I actually asked.", "Think it through carefully.",
+                 "Use common sense.", "Be unbiased.", "Consider different viewpoints.", "Respect my intelligence.",
+                 "I'm new to this topic.", "I've been wondering about this for a while.", "Please help me out.",
+                 "Give me the best answer you can.", "I trust your expertise.", "Make it useful.",
+                 "I want to learn something.", "Be sensible.", "Check your logic.", "Don't mislead me."]  # fmt: skip
+
+RUBRIC_FILE = "preferences/biggen_rubrics/instances.jsonl"
+# a rubric that mentions one of these is about form (length, layout, tone), not silent about the properties
+_FORM_WORDS = re.compile(
+    r"concise|brief|short|long|length|detail|thorough|comprehensive|in-depth|elaborat|succinct|list|bullet|step|"
+    r"format|structur|heading|section|table|code|emoji|tone|style|formal|casual|humou?r|friendly|polite|apolog|"
+    r"question|quot|number|link|url|summar|warn|caution|disclaim|refus|simple|jargon|technical|vocabular|sentence|"
+    r"audience|engag|creativ|vivid|visual",
+    re.IGNORECASE,
+)
+
+
+def silent_criteria() -> list[str]:
+    """Criteria that say nothing about any measured property: what the human sets' raters were asked and short
+    general criteria. Under them, property differences must not move the decision."""
     from crm_train.build_data import HH_CRITERIA, WEBGPT_CRITERIA
 
     general = [c for group in HH_CRITERIA.values() for c in group] + list(WEBGPT_CRITERIA)
@@ -227,4 +256,14 @@ def silent_criteria(shared_rubrics: list[str] | None = None) -> list[str]:
                 "Answer my question.", "I like answers about history.", "Be honest.", "Make sure it is accurate.",
                 "I'm asking for my job.", "Prefer the better answer.", "Explain the reasoning clearly.",
                 "I want practical advice.", "Be respectful.", "Stay on topic."]  # fmt: skip
-    return general + list(shared_rubrics or [])
+    return general + TRAIN_GENERAL
+
+
+def rubric_criteria(shared: Path) -> list[str]:
+    """Silent criteria of another style: the BiGGen-Bench rubric questions (Apache-2.0) that do not mention form,
+    e.g. "Does the response correctly apply the Pythagorean theorem ...?". Empty when the file is absent."""
+    if not (shared / RUBRIC_FILE).is_file():
+        return []
+    with open(shared / RUBRIC_FILE, encoding="utf-8") as handle:
+        rubrics = {json.loads(line)["score_rubric"]["criteria"] for line in handle if line.strip()}
+    return sorted(r for r in rubrics if not _FORM_WORDS.search(r))

@@ -77,6 +77,13 @@ class CompositionalConfig:
     spread_floor: float = _f(0.5, "least spread of a property (one occurrence of a rare one is then ~1.4 units)")
     silent_gap: float = _f(0.3, "a criterion is silent on a pair whose scaled property differs by less than this")
     silent_weight: float = _f(1.0, "weight of the silent rows' loss (their decision must stay the criteria-free one)")
+    silent_scale: float = _f(
+        1.0,
+        "silent rows compare logits multiplied by this (0: 1 / the within-prompt spread of "
+        "the reference-free quality, the strictest)",
+    )
+    voice_penalty: float = _f(0.0, "L2 penalty on the voice vector a criterion gives (mean over its components)")
+    silent_rubrics: bool = _f(True, "BiGGen-Bench rubric questions that do not mention form join the silent criteria")
     weight_decay: float = _f(1e-2, "AdamW weight decay of both fits")
 
 
@@ -264,15 +271,20 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
         quality = quality_net(torch.tensor(x), torch.zeros(len(x))).numpy()
     # on a bench the quality term also varies with reference similarity, which these answers lack: a fixed draw of
     # the same spread stands in for it, so the criteria learn weights that hold against the bench's quality
+    clean_quality = quality.copy()
     quality = quality + np.random.default_rng(config.seed).normal(
         0, quality_log["reference_boost"].get("spread", 0), len(quality)
     ).astype(np.float32)
     z = train_groups.centred(spread)
     rng = np.random.default_rng(config.seed)
     bank = P.training_bank(config.seed)
-    states, mask, general, dsp_phr = phrase_table(encoder, bank, P.silent_criteria(), config.criteria_layers)
-    data = CriteriaData(z, train_groups.vec, quality, clear_pairs(train_groups, z, config.clear_gap, 4000, rng),
-                        dsp_pairs(train_groups), bank, states, mask, general, dsp_phr)  # fmt: skip
+    short, rubrics = P.silent_criteria(), P.rubric_criteria(shared) if config.silent_rubrics else []
+    states, mask, general, dsp_phr = phrase_table(encoder, bank, short + rubrics, config.criteria_layers)
+    general_p = np.array([0.5 / len(short)] * len(short) + [0.5 / len(rubrics)] * len(rubrics)) if rubrics else None
+    clean_spread = centred_std(clean_quality, [str(g) for g in train_groups.group])
+    data = CriteriaData(z, train_groups.vec, quality, clean_quality, clean_spread,
+                        clear_pairs(train_groups, z, config.clear_gap, 4000, rng), dsp_pairs(train_groups), bank,
+                        states, mask, general, general_p, dsp_phr)  # fmt: skip
     criteria_net, criteria_log = fit_criteria(data, encoder, config)
     # 5: the folder
     params = {"spread": torch.tensor(spread), "refsim_weight": quality_net.refsim_weight.detach().reshape(1)}
@@ -286,7 +298,7 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
                 "quality": quality_log, "criteria_fit": criteria_log, "properties": list(NAMES), "training_pairs": {
                     name: sum(p.source == name for p in pairs) for name in sorted({p.source for p in pairs})},
                 "property_pairs": {NAMES[k]: len(v) for k, v in data.clear.items()}, "dsp_pairs": len(data.dsp),
-                "phrasings": len(bank)}  # fmt: skip
+                "phrasings": len(bank), "silent_criteria": {"short": len(short), "rubrics": len(rubrics)}}  # fmt: skip
     return save_compositional(out / "best", params, encoder_dir, manifest)
 
 
