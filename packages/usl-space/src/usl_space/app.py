@@ -611,12 +611,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def warm_general_leaderboard(engine: Engine) -> None:
     """Score every query under general preference into the shared cache, so page loads find the Leaderboard
-    tab ready. The engine takes its compute lock per batch, so visitors' jobs interleave with this one. For a
+    tab ready. The engine scores one query per turn at the CRM, so visitors' jobs interleave with this one. For a
     compositional CRM this builds (or loads) the bench's response side, after which every leaderboard is
     instant."""
     started = time.perf_counter()
     print("usl-space: scoring the general leaderboard into the cache in the background")
-    engine.fill([], [], engine.query_ids, progress=True, batch_queries=2)  # short holds of the lock
+    engine.fill([], [], engine.query_ids, progress=True, batch_queries=2)
     print(f"usl-space: the general leaderboard is ready ({time.perf_counter() - started:.0f} s)")
 
 

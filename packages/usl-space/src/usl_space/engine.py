@@ -13,6 +13,7 @@ The engine is the conductor; each job lives in its own module:
 from __future__ import annotations
 
 import copy
+import gc
 import math
 import threading
 import time
@@ -29,7 +30,7 @@ from crm_core.paths import cache_dir
 
 from usl_space.board import Leaderboard, board_rows, pointwise_matrices, rounded
 from usl_space.cache import ScoreCache, checkpoint_id, normalise_criteria, text_digest
-from usl_space.instant import ResponseTable, response_side_of
+from usl_space.instant import ResponseTable, release_freed_memory, response_side_of
 from usl_space.ordering import stratified_order
 from usl_space.scheduling import FairLock
 from usl_space.topics import TopicIndex
@@ -150,6 +151,8 @@ class Engine:
         for name, outputs in (uploads or {}).items():
             added = {(int(idx), name): text for idx, text in outputs.items()}
             self._uploads.pop((name, _upload_digest(added)), None)
+        gc.collect()  # the visitor's engine copies and tables hold reference cycles
+        release_freed_memory()
 
     # -- which queries, in which order ------------------------------------------------------------------------
     def order(self, query_ids: Sequence[int] | None = None, seed: int = 0) -> list[int]:
