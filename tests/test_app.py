@@ -101,79 +101,34 @@ def test_inspect_and_compare(app_url):
     assert "Kendall tau" in tau and len(a["data"]) == len(b["data"]) == len(MODELS)
 
 
-def test_upload_is_validated_then_ranked(app_url, tmp_path):
+def test_upload_is_validated_then_ranked_inspected_and_unticked(app_url, tmp_path):
     from gradio_client import Client, handle_file
 
     client = Client(app_url, verbose=False)
     bad = tmp_path / "bad.json"
     bad.write_text('[{"instruction": "Question 0: how do I do task 0?", "output": 5}]')
-    message = client.predict(handle_file(str(bad)), "mine", api_name="/upload")
+    *_, message = client.predict(handle_file(str(bad)), "mine", api_name="/upload")
     assert "Upload refused" in message and "bad.json item:1: output: expected str, got int" in message
     assert "/tmp" not in message
     broken = tmp_path / "broken.json"
     broken.write_text('[{"instruction": ')
-    message = client.predict(handle_file(str(broken)), "mine", api_name="/upload")
+    *_, message = client.predict(handle_file(str(broken)), "mine", api_name="/upload")
     assert "malformed JSON" in message
     good = tmp_path / "model_outputs.json"
     good.write_text(json.dumps([{"instruction": f"Question {i}: how do I do task {i}?", "output": f"mine {i}"}
                                 for i in range(N_QUERIES)]))  # fmt: skip
-    message = client.predict(handle_file(str(good)), "mine", api_name="/upload")
-    assert "Added **upload:mine**" in message
-    table, _, _, _, _ = client.predict([], "", "", "", "base", ["m1"], N_QUERIES, api_name="/customize")
+    models, inspectable, message = client.predict(handle_file(str(good)), "mine", ["m1"], api_name="/upload")
+    ticked = models["value"]
+    assert "Added **upload:mine**" in message and ticked == ["m1", "upload:mine"]  # ticked in Models at once
+    assert ["upload:mine"] * 2 in models["choices"] and ["upload:mine"] * 2 in inspectable["choices"]  # Inspect
+    table, _, _, _, _ = client.predict([], "", "", "", "base", ticked, N_QUERIES, api_name="/customize")
     ranked = {row[2]: row for row in table["data"]}  # the upload is ranked in this session, beside m1
     assert set(ranked) == {"base (baseline)", "m1", "upload:mine"} and ranked["upload:mine"][6] == N_QUERIES
-
-
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
-def test_browser_stop_keeps_a_partial_board_and_rank_right_after_stop_runs(slow_app_url):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 1000})
-        page.goto(slow_app_url)
-        page.get_by_role("tab", name="Customize").click()
-        status = page.locator("#custom-status")
-        page.locator("#criteria textarea").fill("Prefer lists.")
-        page.locator("#rank").click()
-        status.get_by_text("scoring...").wait_for(timeout=60_000)
-        pressed = time.perf_counter()
-        page.get_by_role("button", name="Stop").click()
-        status.get_by_text("stopped at").wait_for(timeout=30_000)
-        assert time.perf_counter() - pressed < 5  # one query takes 0.5 s here; a batch of them would take 8
-        assert '"Prefer lists."' in status.inner_text() and "partial board" in status.inner_text()
-        assert ".csv" in page.locator("#custom-files").inner_text()  # the partial board downloads
-        page.locator("#criteria textarea").fill("Prefer code examples.")
-        page.locator("#rank").click()
-        status.get_by_text("scoring...").wait_for(timeout=60_000)
-        page.get_by_role("button", name="Stop").click()
-        page.locator("#criteria textarea").fill("Prefer short, concise answers.")
-        page.locator("#rank").click()  # at once, while the stopped job finishes its query
-        status.get_by_text('"Prefer short, concise answers."').wait_for(timeout=60_000)
-        status.get_by_text("done").wait_for(timeout=60_000)
-        assert '"Prefer short, concise answers."' in status.inner_text()  # the status names the board's criteria
-        assert "m1" in page.locator("#custom-table").inner_text()
-        browser.close()
-
-
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
-def test_browser_runs_a_custom_leaderboard(app_url, tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 1000})
-        page.goto(app_url)
-        page.get_by_text("General preference: done").wait_for(timeout=60_000)
-        page.get_by_role("tab", name="Customize").click()
-        page.locator("#criteria textarea").fill("Prefer short, concise answers.")
-        page.locator("#rank").click()
-        page.locator("#custom-status").get_by_text("done").wait_for(timeout=60_000)
-        table_text = page.locator("#custom-table").inner_text()
-        assert "m1" in table_text and "base (baseline)" in table_text
-        page.screenshot(path=str(tmp_path / "customize.png"), full_page=True)
-        browser.close()
-    assert (tmp_path / "customize.png").stat().st_size > 10_000
+    table, _, _, _, _ = client.predict([], "", "", "", "base", ["m1"], N_QUERIES, api_name="/customize")
+    assert {row[2] for row in table["data"]} == {"base (baseline)", "m1"}  # unticked: left out
+    query, answer, _base, detail = client.predict("3: Question 3: how do I do task 3?", "upload:mine", "", "",
+                                                  api_name="/inspect")  # fmt: skip
+    assert query.startswith("Question 3") and answer == "mine 3" and "P(upload:mine preferred)" in detail
 
 
 def test_a_visitor_may_add_at_most_three_models(app_url, tmp_path):
@@ -184,10 +139,10 @@ def test_a_visitor_may_add_at_most_three_models(app_url, tmp_path):
     good.write_text(json.dumps([{"instruction": f"Question {i}: how do I do task {i}?", "output": f"mine {i}"}
                                 for i in range(N_QUERIES)]))  # fmt: skip
     for name in ("one", "two", "three"):
-        assert "Added" in client.predict(handle_file(str(good)), name, api_name="/upload")
-    message = client.predict(handle_file(str(good)), "four", api_name="/upload")
+        assert "Added" in client.predict(handle_file(str(good)), name, api_name="/upload")[-1]
+    message = client.predict(handle_file(str(good)), "four", api_name="/upload")[-1]
     assert "Upload refused" in message and "at most 3 uploaded models per visitor" in message
-    assert "Added" in client.predict(handle_file(str(good)), "two", api_name="/upload")  # replacing one is fine
+    assert "Added" in client.predict(handle_file(str(good)), "two", api_name="/upload")[-1]  # replacing one is fine
 
 
 @pytest.fixture(scope="module")

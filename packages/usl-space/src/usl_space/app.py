@@ -271,7 +271,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         eng = engine.with_baseline(baseline) if baseline and baseline != engine.baseline else engine
         for name, outputs in (uploads or {}).items():
             eng = eng.with_model(name, outputs)
-        chosen = list(models or []) + list((uploads or {}).keys())
+        chosen = list(models or [])  # uploads are in the Models list, ticked when added; a visitor may untick them
         if not chosen:
             raise gr.Error("select at least one model")
         return eng, chosen
@@ -416,7 +416,8 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         slopes = png(slope_chart(a, b), job_folder(work / "charts"))
         return frame(a), frame(b), slopes, f"**Kendall tau** between the two rankings: {tau:+.3f}"
 
-    def inspect(query_choice, model, criteria, dislikes):
+    def inspect(query_choice, model, criteria, dislikes, uploads):
+        eng = engine.with_model(model, uploads[model]) if model in (uploads or {}) else engine
         if not query_choice or not model:
             raise gr.Error("pick a query and a model")
         idx = int(str(query_choice).split(":", 1)[0])
@@ -424,37 +425,41 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
             criteria, dislikes = check_criteria(lines(criteria)), check_criteria(lines(dislikes), "dislikes")
         except ValueError as error:
             raise gr.Error(str(error)) from None
-        if (idx, model) not in engine.output:
-            raise gr.Error(f"{model} did not answer query {idx}")
-        scores = engine.score(criteria, dislikes, [idx], [model])
-        p, _ = engine.preference(scores, idx, model)
+        if (idx, model) not in eng.output:
+            raise gr.Error(f"{as_text(model)} did not answer query {idx}")
+        scores = eng.score(criteria, dislikes, [idx], [model])
+        p, _ = eng.preference(scores, idx, model)
         value, value2, _ = scores[(idx, model)]
-        if engine.pointwise:
+        if eng.pointwise:
             detail = (f"P({as_text(model)} preferred) = **{p:.3f}** (pointwise CRM: scores {value:+.3f} vs "
-                      f"{scores[(idx, engine.baseline)][0]:+.3f}; order plays no part)")  # fmt: skip
+                      f"{scores[(idx, eng.baseline)][0]:+.3f}; order plays no part)")  # fmt: skip
         else:
             detail = (f"P({as_text(model)} preferred) = **{p:.3f}**: {value:.3f} with it shown first, "
                       f"{value2:.3f} with it shown second")  # fmt: skip
-        return engine.query[idx], engine.output[(idx, model)], engine.output[(idx, engine.baseline)], detail
+        return eng.query[idx], eng.output[(idx, model)], eng.output[(idx, eng.baseline)], detail
 
     def forget_uploads(visitor_uploads: dict | None) -> None:
         # a plain function, not the bound method: Gradio deep-copies what a State holds, engine included
         engine.forget_uploads(visitor_uploads)
 
-    def upload(path, name, uploads):
+    def upload(path, name, uploads, models):
+        unchanged = uploads, gr.skip(), gr.skip()
         try:
             key, outputs = parse_upload(engine, path, name)
             if key not in (uploads or {}) and len(uploads or {}) >= MAX_UPLOADS:
                 raise ValueError(f"at most {MAX_UPLOADS} uploaded models per visitor; reload the page to start over")
         except (ValueError, DataValidationError) as error:
             shown = str(error).replace(str(path), Path(path).name) if path else str(error)  # no server paths
-            return uploads, "**Upload refused:**\n\n" + "  \n".join(as_text(line) for line in shown.splitlines())
+            return *unchanged, "**Upload refused:**\n\n" + "  \n".join(as_text(line) for line in shown.splitlines())
         finally:
             if path:
                 Path(path).unlink(missing_ok=True)  # read once: the upload is not kept on disk
         uploads = {**(uploads or {}), key: outputs}
-        return uploads, (f"Added **{as_text(key)}** ({len(outputs)} of {len(engine.query)} queries answered). "
-                         "Run the Customize tab: it is ranked there, for this session only.")  # fmt: skip
+        choices = model_names + list(uploads)  # the upload joins Models (ticked) and Inspect, for this visitor
+        ticked = [*[m for m in models or [] if m != key], key]
+        return (uploads, gr.update(choices=choices, value=ticked), gr.update(choices=choices),
+                f"Added **{as_text(key)}** ({len(outputs)} of {len(engine.query)} queries answered). It is ticked "
+                "in Customize's Models and can be opened in Inspect, for this session only.")  # fmt: skip
 
     # -- layout ------------------------------------------------------------------------------------------------
     with gr.Blocks(title="USL") as demo:
@@ -573,9 +578,10 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                           api_name="load_profile")  # fmt: skip
         cmp_go.click(compare, [crit_a, crit_b, cmp_n], [cmp_a, cmp_b, cmp_plot, cmp_tau, cmp_status],
                      api_name="compare", concurrency_id="score", concurrency_limit=max_jobs)  # fmt: skip
-        in_go.click(inspect, [in_query, in_model, in_criteria, in_dislikes],
+        in_go.click(inspect, [in_query, in_model, in_criteria, in_dislikes, uploads],
                     [in_text, in_model_out, in_base_out, in_detail], api_name="inspect")  # fmt: skip
-        up_go.click(upload, [up_file, up_name, uploads], [uploads, up_status], api_name="upload")
+        up_go.click(upload, [up_file, up_name, uploads, models], [uploads, models, in_model, up_status],
+                    api_name="upload")  # fmt: skip
     return demo
 
 
