@@ -117,7 +117,7 @@ def test_upload_is_validated_then_ranked_inspected_and_unticked(app_url, tmp_pat
     good = tmp_path / "model_outputs.json"
     good.write_text(json.dumps([{"instruction": f"Question {i}: how do I do task {i}?", "output": f"mine {i}"}
                                 for i in range(N_QUERIES)]))  # fmt: skip
-    models, inspectable, message = client.predict(handle_file(str(good)), "mine", ["m1"], api_name="/upload")
+    models, inspectable, _file, message = client.predict(handle_file(str(good)), "mine", ["m1"], api_name="/upload")
     ticked = models["value"]
     assert "Added **upload:mine**" in message and ticked == ["m1", "upload:mine"]  # ticked in Models at once
     assert ["upload:mine"] * 2 in models["choices"] and ["upload:mine"] * 2 in inspectable["choices"]  # Inspect
@@ -129,6 +129,91 @@ def test_upload_is_validated_then_ranked_inspected_and_unticked(app_url, tmp_pat
     query, answer, _base, detail = client.predict("3: Question 3: how do I do task 3?", "upload:mine", "", "",
                                                   api_name="/inspect")  # fmt: skip
     assert query.startswith("Question 3") and answer == "mine 3" and "P(upload:mine preferred)" in detail
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_browser_stop_keeps_a_partial_board_and_rank_right_after_stop_runs(slow_app_url):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page.goto(slow_app_url)
+        page.get_by_role("tab", name="Customize").click()
+        status = page.locator("#custom-status")
+        page.locator("#criteria textarea").fill("Prefer lists.")
+        page.locator("#rank").click()
+        status.get_by_text("scoring...").wait_for(timeout=60_000)
+        pressed = time.perf_counter()
+        page.get_by_role("button", name="Stop").click()
+        status.get_by_text("stopped at").wait_for(timeout=30_000)
+        assert time.perf_counter() - pressed < 5  # one query takes 0.5 s here; a batch of them would take 8
+        assert '"Prefer lists."' in status.inner_text() and "partial board" in status.inner_text()
+        assert ".csv" in page.locator("#custom-files").inner_text()  # the partial board downloads
+        page.locator("#criteria textarea").fill("Prefer code examples.")
+        page.locator("#rank").click()
+        status.get_by_text("scoring...").wait_for(timeout=60_000)
+        page.get_by_role("button", name="Stop").click()
+        page.locator("#criteria textarea").fill("Prefer short, concise answers.")
+        page.locator("#rank").click()  # at once, while the stopped job finishes its query
+        status.get_by_text('"Prefer short, concise answers."').wait_for(timeout=60_000)
+        status.get_by_text("done").wait_for(timeout=60_000)
+        assert '"Prefer short, concise answers."' in status.inner_text()  # the status names the board's criteria
+        assert "m1" in page.locator("#custom-table").inner_text()
+        browser.close()
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_browser_runs_a_custom_leaderboard(app_url, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page.goto(app_url)
+        page.get_by_text("General preference: done").wait_for(timeout=60_000)
+        page.get_by_role("tab", name="Customize").click()
+        page.locator("#criteria textarea").fill("Prefer short, concise answers.")
+        page.locator("#rank").click()
+        page.locator("#custom-status").get_by_text("done").wait_for(timeout=60_000)
+        table_text = page.locator("#custom-table").inner_text()
+        assert "m1" in table_text and "base (baseline)" in table_text
+        page.screenshot(path=str(tmp_path / "customize.png"), full_page=True)
+        browser.close()
+    assert (tmp_path / "customize.png").stat().st_size > 10_000
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_browser_hostile_upload_names_render_as_text_everywhere(app_url, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    good = tmp_path / "model_outputs.json"
+    good.write_text(json.dumps([{"instruction": f"Question {i}: how do I do task {i}?", "output": f"mine {i}"}
+                                for i in range(N_QUERIES)]))  # fmt: skip
+    names = ["<b>bold</b>", "<script>alert(1)</script>", "$\\undefinedcmd{x}$"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        dialogs = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.goto(app_url)
+        page.get_by_role("tab", name="Add a model").click()
+        for name in names:
+            page.locator("#upload-file input[type=file]").set_input_files(str(good))
+            page.locator("#upload-file").get_by_text("model_outputs.json").first.wait_for(timeout=30_000)
+            page.get_by_label("Model name (default: the file's generator)").fill(name)
+            page.get_by_role("button", name="Add", exact=True).click()
+            page.locator("#upload-status").get_by_text(f"upload:{name}").wait_for(timeout=60_000)
+            assert page.locator("#upload-status b, #upload-status script, #upload-status .katex").count() == 0
+        page.get_by_role("tab", name="Customize").click()
+        page.locator("#criteria textarea").fill("Prefer short answers.")
+        page.locator("#rank").click()
+        page.locator("#custom-status").get_by_text("done").wait_for(timeout=60_000)
+        table = page.locator("#custom-table")
+        for name in names:  # each name is a table cell's text, never markup
+            assert f"upload:{name}" in table.inner_text()
+        assert table.locator("b, script, .katex").count() == 0 and not dialogs
+        browser.close()
 
 
 def test_a_visitor_may_add_at_most_three_models(app_url, tmp_path):

@@ -443,7 +443,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         engine.forget_uploads(visitor_uploads)
 
     def upload(path, name, uploads, models):
-        unchanged = uploads, gr.skip(), gr.skip()
+        unchanged = uploads, gr.skip(), gr.skip(), None  # the file box is emptied: the file is read once
         try:
             key, outputs = parse_upload(engine, path, name)
             if key not in (uploads or {}) and len(uploads or {}) >= MAX_UPLOADS:
@@ -457,7 +457,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         uploads = {**(uploads or {}), key: outputs}
         choices = model_names + list(uploads)  # the upload joins Models (ticked) and Inspect, for this visitor
         ticked = [*[m for m in models or [] if m != key], key]
-        return (uploads, gr.update(choices=choices, value=ticked), gr.update(choices=choices),
+        return (uploads, gr.update(choices=choices, value=ticked), gr.update(choices=choices), None,
                 f"Added **{as_text(key)}** ({len(outputs)} of {len(engine.query)} queries answered). It is ticked "
                 "in Customize's Models and can be opened in Inspect, for this session only.")  # fmt: skip
 
@@ -549,7 +549,9 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                 gr.Markdown("Upload AlpacaEval `model_outputs.json` (a JSON array of `{instruction, output, "
                             f"generator}}`, at most {MAX_UPLOAD_BYTES // 2**20} MB). It is judged under the "
                             "Customize tab's criteria and ranked there, for your session only.")  # fmt: skip
-                up_file = gr.File(label="model_outputs.json", file_types=[".json"], type="filepath")
+                up_file = gr.File(
+                    label="model_outputs.json", file_types=[".json"], type="filepath", elem_id="upload-file"
+                )
                 up_name = gr.Textbox(label="Model name (default: the file's generator)")
                 up_go = gr.Button("Add", variant="primary")
                 up_status = gr.Markdown(elem_id="upload-status")
@@ -580,7 +582,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                      api_name="compare", concurrency_id="score", concurrency_limit=max_jobs)  # fmt: skip
         in_go.click(inspect, [in_query, in_model, in_criteria, in_dislikes, uploads],
                     [in_text, in_model_out, in_base_out, in_detail], api_name="inspect")  # fmt: skip
-        up_go.click(upload, [up_file, up_name, uploads, models], [uploads, models, in_model, up_status],
+        up_go.click(upload, [up_file, up_name, uploads, models], [uploads, models, in_model, up_file, up_status],
                     api_name="upload")  # fmt: skip
     return demo
 
