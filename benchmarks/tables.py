@@ -228,7 +228,28 @@ def taste_table() -> str:
     return "\n".join(lines)
 
 
+def load_table() -> str:
+    runs = {"compositional (instant)": _load("load_test_compositional.json"),
+            "cross-encoder (crm-minilm, ONNX int8)": _load("load_test_cross_encoder.json")}  # fmt: skip
+    first = next(iter(runs.values()))
+    lines = [f"{first['visitors']} visitors ranking never-seen criteria for {first['seconds']:.0f} s while one more "
+             f"asks for cached views; {first['machine']}; seconds, p50 / p95.", "",
+             "| CRM | queries per request | cached view | its queue wait | custom request | its queue wait | "
+             "custom requests | queries scored per visitor (min / max) | server RSS MB before / during / after |",
+             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for name, r in runs.items():
+        c, u, m = r["cached"], r["custom"], r["rss_mb"]
+        share = r["queries_scored_per_visitor"].values()
+        lines.append(f"| {name} | {r['queries_per_request']} | {c['seconds']['p50']} / {c['seconds']['p95']} | "
+                     f"{c['queue_wait']['p50']} / {c['queue_wait']['p95']} | {u['seconds']['p50']} / "
+                     f"{u['seconds']['p95']} | {u['queue_wait']['p50']} / {u['queue_wait']['p95']} | "
+                     f"{u['requests']} | {min(share)} / {max(share)} | {m['before']['p50']} / {m['during']['max']} / "
+                     f"{m['after']['p50']} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 TABLES: dict[str, Callable[[], str]] = {
+    "load": load_table,
     "throughput": throughput_table,
     "latency": latency_table,
     "report-card": lambda: report_card_table(),
