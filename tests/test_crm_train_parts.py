@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 
@@ -251,3 +252,20 @@ def test_adding_a_length_slope_to_a_trained_crm_keeps_its_scores(tmp_path, qwen_
     np.testing.assert_allclose(after, before, atol=1e-6)
     with pytest.raises(ValueError, match="has a length-slope output: set length_slope: true"):
         build_model(TrainConfig(base_model=str(grown), objective="pointwise", max_length=256))
+
+
+def test_extra_silent_criteria_stay_apart_from_validation_and_rubrics_about_form_are_left_out(tmp_path):
+    from crm_train.compositional import phrasings
+
+    extra = phrasings.silent_criteria(extra=True)
+    assert set(phrasings.TRAIN_GENERAL) <= set(extra) and not set(phrasings.TRAIN_GENERAL) & set(
+        phrasings.silent_criteria()
+    )
+    assert not set(extra) & set(phrasings.VALIDATION_GENERAL)  # validation phrasings are never trained on
+    rubrics = tmp_path / phrasings.RUBRIC_FILE
+    rubrics.parent.mkdir(parents=True)
+    rows = ["Does the response correctly apply the Pythagorean theorem?", "Is the response concise and brief?",
+            "Does the response use a bulleted list?", "Does the response name the capital of France?"]  # fmt: skip
+    rubrics.write_text("".join(json.dumps({"score_rubric": {"criteria": r}}) + "\n" for r in rows))
+    assert phrasings.rubric_criteria(tmp_path) == [rows[0], rows[3]]
+    assert phrasings.rubric_criteria(tmp_path / "absent") == []

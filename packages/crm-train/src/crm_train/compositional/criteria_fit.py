@@ -158,7 +158,7 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
         {"params": [*net.criteria.parameters(), *net.voice_proj.parameters()], "lr": config.criteria_lr},
     ], weight_decay=config.weight_decay)  # fmt: skip
     z, vec, q = torch.tensor(data.z), torch.tensor(data.vec), torch.tensor(data.quality, dtype=torch.float32)
-    q_clean = torch.tensor(data.clean_quality, dtype=torch.float32)
+    q_silent = torch.tensor(data.clean_quality, dtype=torch.float32) if config.silent_extra else q
     # silent rows may be judged in units of the clean quality's typical difference (silent_scale 0): a criterion that
     # says nothing about a pair must then not overturn even a small quality difference
     silent_scale = config.silent_scale or 1.0 / max(data.clean_spread, 1e-3)
@@ -207,7 +207,7 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
         about = torch.tensor(about)
         gap = (z[sa, about.clamp(min=0)] - z[sb, about.clamp(min=0)]).abs()
         keep = (about < 0) | (gap < config.silent_gap)
-        dq = q_clean[sa] - q_clean[sb]
+        dq = q_silent[sa] - q_silent[sb]
         s_logit = silent_scale * (dq + term(w_all[s_rows], u_all[s_rows], sa, sb))
         target = torch.sigmoid(silent_scale * dq)
         loss_silent = bce(s_logit[keep], target[keep]) - bce(target[keep].logit(), target[keep])  # KL, 0 at best

@@ -246,9 +246,9 @@ _FORM_WORDS = re.compile(
 )
 
 
-def silent_criteria() -> list[str]:
+def silent_criteria(extra: bool = False) -> list[str]:
     """Criteria that say nothing about any measured property: what the human sets' raters were asked and short
-    general criteria. Under them, property differences must not move the decision."""
+    general criteria (`extra`: also TRAIN_GENERAL). Under them, property differences must not move the decision."""
     from crm_train.build_data import HH_CRITERIA, WEBGPT_CRITERIA
 
     general = [c for group in HH_CRITERIA.values() for c in group] + list(WEBGPT_CRITERIA)
@@ -256,7 +256,7 @@ def silent_criteria() -> list[str]:
                 "Answer my question.", "I like answers about history.", "Be honest.", "Make sure it is accurate.",
                 "I'm asking for my job.", "Prefer the better answer.", "Explain the reasoning clearly.",
                 "I want practical advice.", "Be respectful.", "Stay on topic."]  # fmt: skip
-    return general + TRAIN_GENERAL
+    return general + (TRAIN_GENERAL if extra else [])
 
 
 def rubric_criteria(shared: Path) -> list[str]:

@@ -83,7 +83,12 @@ class CompositionalConfig:
         "the reference-free quality, the strictest)",
     )
     voice_penalty: float = _f(0.0, "L2 penalty on the voice vector a criterion gives (mean over its components)")
-    silent_rubrics: bool = _f(True, "BiGGen-Bench rubric questions that do not mention form join the silent criteria")
+    silent_extra: bool = _f(
+        False,
+        "more silent criteria (40 short general ones and the BiGGen-Bench rubric questions "
+        "that do not mention form) and silent rows judged against the reference-free quality "
+        "alone (False: as the shipped CRM was fitted; see the closing notes of issue 18)",
+    )
     weight_decay: float = _f(1e-2, "AdamW weight decay of both fits")
 
 
@@ -278,7 +283,8 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
     z = train_groups.centred(spread)
     rng = np.random.default_rng(config.seed)
     bank = P.training_bank(config.seed)
-    short, rubrics = P.silent_criteria(), P.rubric_criteria(shared) if config.silent_rubrics else []
+    short = P.silent_criteria(config.silent_extra)
+    rubrics = P.rubric_criteria(shared) if config.silent_extra else []
     states, mask, general, dsp_phr = phrase_table(encoder, bank, short + rubrics, config.criteria_layers)
     general_p = np.array([0.5 / len(short)] * len(short) + [0.5 / len(rubrics)] * len(rubrics)) if rubrics else None
     clean_spread = centred_std(clean_quality, [str(g) for g in train_groups.group])
