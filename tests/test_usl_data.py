@@ -205,3 +205,18 @@ def test_pull_from_shared_copy_matches_the_combined_bench(shared_data, tmp_path)
     combined = open_bench(source, models=[*models, "gpt4_1106_preview"])
     assert pulled.responses.equals(combined.responses)
     assert pulled.queries["instruction"].equals(combined.queries["instruction"])
+
+
+def test_pull_without_network_says_so_and_how_to_work_offline(tmp_path):
+    import socket
+
+    from usl_space.pull import pull
+
+    with socket.socket() as s:  # a port nobody listens on: what an offline machine sees
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    report = pull(["m1"], tmp_path / "cache", "base", base_url=f"http://127.0.0.1:{port}", retries=0, timeout=2,
+                  progress=False)  # fmt: skip
+    reason = report.failed["base"]
+    assert "could not reach the server (no network" in reason and "--data DIR" in reason
+    assert report.failed["m1"].startswith("not attempted")

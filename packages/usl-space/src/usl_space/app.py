@@ -17,6 +17,7 @@ import shutil
 import tempfile
 import threading
 import time
+import warnings
 from collections import OrderedDict
 from dataclasses import asdict
 from importlib.metadata import version
@@ -611,6 +612,8 @@ def main(argv: list[str] | None = None) -> int:
     engine = load_engine(data, args.model, args.backend, args.cache, True, args.baseline)
     if not args.no_warm:
         threading.Thread(target=warm_general_leaderboard, args=(engine,), daemon=True, name="warm").start()
+    # Gradio's own routes use a constant Starlette deprecated: one warning per click, nothing a user can act on
+    warnings.filterwarnings("ignore", message=".HTTP_422_UNPROCESSABLE_ENTITY. is deprecated")
     demo = build_app(engine, max_jobs=args.max_jobs)
     demo.queue(default_concurrency_limit=args.max_jobs)
     demo.launch(server_name=args.host, server_port=args.port, max_file_size=MAX_UPLOAD_BYTES)
@@ -641,7 +644,10 @@ def pull_default_data() -> str:
     print(f"usl-space: getting the public AlpacaEval responses into {folder} (once)")
     report = pull(default_models(), folder, ALPACA_EVAL_BASELINE, progress=True)
     if report.failed:
-        raise SystemExit(f"usl-space: could not get {sorted(report.failed)}; pass --data DIR to run offline")
+        first = next(iter(report.failed.values()))
+        raise SystemExit(f"usl-space: could not download the default bench ({len(report.failed)} model(s) failed; "
+                         f"first: {first}). Without network, pass --data DIR (an AlpacaEval folder or a usl-data "
+                         "bench) to run offline.")  # fmt: skip
     return str(folder)
 
 

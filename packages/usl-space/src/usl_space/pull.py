@@ -115,7 +115,11 @@ def _fetch_with_retries(url: str, part: Path, retries: int, timeout: float, prog
                 raise RuntimeError(f"{url}: HTTP {error.code} {error.reason}") from None
         except (urllib.error.URLError, http.client.HTTPException, OSError) as error:
             if attempt == retries:
-                raise RuntimeError(f"{url}: {error}; the partial file is kept, run pull again to resume") from None
+                cause = "the connection failed"
+                if isinstance(error, urllib.error.URLError):
+                    cause = "could not reach the server (no network, or the host is down)"
+                raise RuntimeError(f"{url}: {cause} ({error}); the partial file is kept, run pull again to resume, "
+                                   "or work offline from a local copy (--from DIR / --data DIR)") from None  # fmt: skip
         time.sleep(min(2**attempt, 10))
 
 
