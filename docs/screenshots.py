@@ -18,7 +18,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default="http://127.0.0.1:7861/", help="the running app")
     parser.add_argument("--output", default="docs", help="folder for the PNG files")
-    parser.add_argument("--wait", type=float, default=20, help="seconds of live scoring before each shot")
+    parser.add_argument("--wait", type=float, default=20, help="seconds before the Leaderboard shot; the Customize "
+                        "shot waits for the board to finish (at most 60 times this)")  # fmt: skip
     args = parser.parse_args()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
@@ -29,8 +30,19 @@ def main() -> None:
         page.get_by_role("tab", name="Customize").click()
         page.locator("#criteria textarea").fill("Prefer short, concise answers.\nI dislike long-winded answers.")
         page.locator("#rank").click()
-        page.wait_for_timeout(args.wait * 1000)
+        page.locator("#custom-status").get_by_text("done").wait_for(timeout=args.wait * 60_000)
+        page.locator("#custom-chart").scroll_into_view_if_needed()  # the chart loads lazily, when scrolled to
+        page.locator("#custom-chart img").wait_for(timeout=60_000)
+        page.wait_for_timeout(1000)  # the image decodes
         page.screenshot(path=f"{args.output}/customize.png", full_page=True)
+        page.get_by_text("Help it learn your taste").click()
+        page.locator("#taste-ask").click()
+        page.locator("#taste-read").get_by_text("0 vote(s)").wait_for(timeout=60_000)
+        for n in (1, 2, 3):
+            page.locator("#vote-b").click()
+            page.locator("#taste-read").get_by_text(f"{n} vote(s)").wait_for(timeout=60_000)
+        page.locator("#taste-read").scroll_into_view_if_needed()
+        page.screenshot(path=f"{args.output}/taste.png")
         browser.close()
 
 

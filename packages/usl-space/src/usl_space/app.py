@@ -498,7 +498,9 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                 gr.Markdown(LEGEND)
                 with gr.Accordion("Win rate by topic (%)", open=False):
                     cu_topics = gr.Dataframe(topic_frame(None), interactive=False, max_height=TABLE_HEIGHT)
-                cu_plot = gr.Image(label="Win rate with 95% CI", type="filepath", interactive=False)
+                cu_plot = gr.Image(
+                    label="Win rate with 95% CI", type="filepath", interactive=False, elem_id="custom-chart"
+                )
                 files = gr.File(label="Download (CSV, JSON)", file_count="multiple", elem_id="custom-files")
                 with gr.Accordion("Help it learn your taste: vote on a few answers", open=False) as taste_box:
                     gr.Markdown("Two answers to one query, chosen where your vote would change the ranking most. "
