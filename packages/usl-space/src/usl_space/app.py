@@ -2,8 +2,9 @@
 
 Everything a visitor types goes through `check_criteria` and the upload validator, and is shown back only as
 plain text (Textbox) or in table cells; no visitor input reaches a shell, eval or raw HTML. Scoring handlers
-are generators: the table and chart update after every batch. The CRM runs one batch at a time (the engine's
-lock), so a visitor whose request is cached is answered while another visitor's long job runs.
+are generators: the table and chart update after every batch. Jobs take turns at the CRM one query at a time
+(the engine's fair lock), Stop is seen before the next query, and finished views are remembered, so a visitor whose
+request is cached is answered while other visitors' long jobs run.
 """
 
 from __future__ import annotations
@@ -198,7 +199,7 @@ class ViewMemo:
 
 def job_folder(parent: Path, keep_seconds: float = 3600.0) -> Path:
     """A new folder under `parent` for one job's files; folders older than `keep_seconds` are removed, so a
-    long-running Space does not fill its disk (a remembered view's files are recreated if it is asked again)."""
+    long-running Space does not fill its disk (ViewMemo forgets a view before its files go)."""
     parent.mkdir(parents=True, exist_ok=True)
     now = time.time_ns()
     for old in parent.iterdir():
@@ -220,7 +221,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
               max_jobs: int = 16) -> gr.Blocks:  # fmt: skip
     """The Space's Blocks, bound to one engine (shared by every visitor, as its cache is). Up to `max_jobs`
     leaderboard requests are served at once; they take turns at the CRM one query at a time (the engine's fair
-    lock), so a cached view is answered at once however many long jobs run."""
+    lock), so a cached view never queues behind long jobs."""
     n_models = len(engine.models)
     crm = engine.scorer.spec.base_model or Path(engine.scorer.folder).name
     header = (f"# {title}\nusl-space {version('usl-space')} · bench **{engine.bench.name}**: "

@@ -5,7 +5,8 @@ The engine is the conductor; each job lives in its own module:
 - instant path (compositional CRMs): the bench's response side, computed once (usl_space.instant), and every
   response scored by one matrix product;
 - anytime path (cross-encoders): queries in topic-stratified order (usl_space.ordering), scored in growing
-  batches against the baseline (pairwise in both orders, averaged, or pointwise), cached (usl_space.cache);
+  batches against the baseline (pairwise in both orders, averaged, or pointwise), one query per turn at the CRM
+  (usl_space.scheduling: concurrent jobs alternate, Stop is seen between queries), cached (usl_space.cache);
 - both hand (outcome, preference) matrices to usl_space.board, which makes the rows with the statistics of
   usl_space.stats (intervals, Rank (UB), length-controlled win rate).
 """
