@@ -22,8 +22,7 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS scores (
+COLUMNS = """
     checkpoint TEXT NOT NULL,
     criteria TEXT NOT NULL,
     bench TEXT NOT NULL,
@@ -33,22 +32,13 @@ CREATE TABLE IF NOT EXISTS scores (
     value REAL NOT NULL,      -- pairwise: P(model preferred), model shown first; pointwise: the response's score
     value2 REAL,              -- pairwise: P(model preferred), model shown second; pointwise: NULL
     tie REAL,                 -- 3-way heads: P(tie), both orders averaged
-    PRIMARY KEY (checkpoint, criteria, bench, idx, model)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS upload_scores (  -- visitors' uploaded models: kept apart, dropped after UPLOAD_DAYS
-    checkpoint TEXT NOT NULL,
-    criteria TEXT NOT NULL,
-    bench TEXT NOT NULL,
-    idx INTEGER NOT NULL,
-    model TEXT NOT NULL,
-    digest TEXT NOT NULL,
-    value REAL NOT NULL,
-    value2 REAL,
-    tie REAL,
-    written REAL NOT NULL,    -- unix time
-    PRIMARY KEY (checkpoint, criteria, bench, idx, model)
-) WITHOUT ROWID;
 """
+KEY = "PRIMARY KEY (checkpoint, criteria, bench, idx, model)"
+# visitors' uploaded models are kept apart, with the time they were written, and dropped after UPLOAD_SECONDS
+SCHEMA = (
+    f"CREATE TABLE IF NOT EXISTS scores ({COLUMNS}    {KEY}\n) WITHOUT ROWID;\n"
+    f"CREATE TABLE IF NOT EXISTS upload_scores ({COLUMNS}    written REAL NOT NULL, {KEY}\n) WITHOUT ROWID;\n"
+)
 UPLOAD_SECONDS = 24 * 3600  # an uploaded model's scores are kept a day, never with the shared ones
 Score = tuple[float, float | None, float | None]
 

@@ -340,8 +340,10 @@ class Engine:
         keys = self._keys(ordered, models)
         scores = self.cache.get(self.checkpoint, name, self.cache_bench, keys)
         needed: dict[int, int] = defaultdict(int)
+        models_of: dict[int, list[str]] = defaultdict(list)  # each query's judged models, to tell when it is done
         for idx, model, _ in keys:
             needed[idx] += (idx, model) not in scores
+            models_of[idx].append(model)
         done = [idx for idx in ordered if needed[idx] == 0]
         todo = [idx for idx in ordered if needed[idx] > 0]
         if done or not todo:
@@ -350,7 +352,7 @@ class Engine:
         while todo:
             chunk, todo = todo[:batch], todo[batch:]
             scores.update(self.score(criteria, dislikes, chunk, models, should_stop))
-            finished = [idx for idx in chunk if all((i, m) in scores for i, m, _ in self._keys([idx], models))]
+            finished = [idx for idx in chunk if all((idx, m) in scores for m in models_of[idx])]
             done += finished
             if len(finished) < len(chunk):  # stopped: the board of what was scored is the last one
                 if finished:
