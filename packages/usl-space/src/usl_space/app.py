@@ -296,7 +296,9 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         try:
             for board, text in run(eng, criteria, dislikes, ids, chosen, n_queries, what, stop.is_set):
                 if not board.done:  # the finished board is shown once, below, with its downloads
-                    yield frame(board), topic_frame(board), chart(board), text, gr.update()
+                    with eng.turns:  # drawing is CPU work: it takes a turn, as scoring does (cached views never do)
+                        shown = frame(board), topic_frame(board), chart(board), text, gr.update()
+                    yield shown
         finally:
             if stops.get(request.session_hash) is stop:
                 del stops[request.session_hash]
@@ -306,8 +308,9 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         text = status(board, what) + reading(eng, board.criteria, board.dislikes)
         if stop.is_set() and not board.done:
             text = text.replace(" scoring... ", " stopped at ", 1) + " · the downloads hold this partial board"
-        # one folder per job: visitors never share a download
-        outputs = frame(board), topic_frame(board), chart(board), text, downloads(board, job_folder(work / "custom"))
+        with eng.turns:  # one folder per job: visitors never share a download
+            outputs = (frame(board), topic_frame(board), chart(board), text,
+                       downloads(board, job_folder(work / "custom")))  # fmt: skip
         if key is not None and board.done:
             views.put(key, outputs)
         yield outputs

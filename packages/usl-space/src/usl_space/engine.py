@@ -78,7 +78,10 @@ class Engine:
         topic_names = topics.topic if topics is not None else np.full(len(self.query_ids), "All")
         source_ids = topics.idx if topics is not None else self.query_ids
         self.topic_of = dict(zip(source_ids.tolist(), topic_names.tolist(), strict=True))
-        self._turns = FairLock()  # one query of one job at the CRM at a time, first come first served (copies share it)
+        # the CPU's turns, first come first served, shared by the copies: one query of one job at the CRM (anytime
+        # path), or one job's whole board (instant path); the app draws a finished board in a turn too, so busy
+        # jobs queue here instead of contending for the interpreter with cached views
+        self.turns = FairLock()
         self._table_lock = threading.Lock()  # the instant path's response table is built once
         # the one place the CRM's kind picks the path: instant (compositional) or anytime (cross-encoder), and
         # with it the win rate: weighted (mean P(preferred), as AlpacaEval 2.0) or discrete (ties 1/2)
@@ -206,7 +209,7 @@ class Engine:
         for query_keys in by_query.values():
             if should_stop is not None and should_stop():
                 break
-            with self._turns:
+            with self.turns:
                 rows = self._compute(criteria, dislikes, query_keys)
             self.cache.put(self.checkpoint, name, self.cache_bench, rows, self.uploaded)
             found.update({(i, m): (v, v2, t) for i, m, _, v, v2, t in rows})
@@ -330,9 +333,11 @@ class Engine:
         criteria, dislikes, models = self._request(criteria, dislikes, models)
         ordered = self.order(query_ids, seed)
         if self.instant:
-            matrices = self.instant_matrices(criteria, dislikes, ordered, models, side)
-            yield self.leaderboard({}, ordered, models, criteria, dislikes, len(ordered), started, bootstrap, seed,
-                                   matrices)  # fmt: skip
+            with self.turns:  # never yield holding a turn
+                matrices = self.instant_matrices(criteria, dislikes, ordered, models, side)
+                board = self.leaderboard({}, ordered, models, criteria, dislikes, len(ordered), started, bootstrap,
+                                         seed, matrices)  # fmt: skip
+            yield board
             return
         if side is not None:
             raise ValueError("fitted weights (a profile with votes) need a compositional CRM")
