@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -101,6 +102,31 @@ def test_response_side_is_saved_once_and_foreign_files_are_refused(compositional
         ResponseTable.load(saved[0], "another-crm", table.bench_hash)
     with pytest.raises(StaleTableError, match="bench_hash"):
         ResponseTable.load(saved[0], table.checkpoint, "another-bench")
+
+
+def test_serving_settings_drop_small_weights_scale_the_voice_and_keep_the_saved_table(compositional_crm, tmp_path):
+    crm = load_crm(compositional_crm)
+    texts = ["No emojis.", "Use headings."]
+    plain, each = crm.criteria_side(texts), [crm.criteria_side([t]).weights for t in texts]
+    crm.heads.weight_threshold, crm.heads.voice_scale = 0.5, 0.25
+    shrunk = crm.criteria_side(texts)
+    # each criterion's weights are soft-thresholded before they are summed; the voice is scaled
+    assert np.allclose(shrunk.weights, sum(np.sign(w) * np.maximum(np.abs(w) - 0.5, 0) for w in each), atol=1e-6)
+    assert np.allclose(shrunk.voice, 0.25 * plain.voice, atol=1e-6)
+    assert (shrunk.weights == 0).sum() > (plain.weights == 0).sum()
+    # the settings live in crm.json's config: a saved bench table stays valid when they change
+    folder = tmp_path / "crm"
+    shutil.copytree(compositional_crm, folder)
+    first = toy_engine(folder, ScoreCache(tmp_path / "e.sqlite"))
+    before = first.rank(["No emojis."])
+    spec = json.loads((folder / "crm.json").read_text(encoding="utf-8"))
+    spec["extra"]["config"].update(weight_threshold=0.5, voice_scale=0.25)
+    (folder / "crm.json").write_text(json.dumps(spec), encoding="utf-8")
+    second = toy_engine(folder, ScoreCache(tmp_path / "e.sqlite"))
+    assert (second.scorer.heads.weight_threshold, second.scorer.heads.voice_scale) == (0.5, 0.25)
+    assert second.response_table().seconds == 0 and second.checkpoint != first.checkpoint
+    after = second.rank(["No emojis."])
+    assert [r["mean_preference"] for r in after.rows] != [r["mean_preference"] for r in before.rows]
 
 
 def test_an_upload_is_encoded_once_and_ranked_with_the_others(compositional_crm, tmp_path):

@@ -20,6 +20,7 @@ crm_core.encoder). With $USL_EMBEDDINGS set to an embedding store, response vect
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Sequence
@@ -98,13 +99,19 @@ class CriteriaSide:
 
 
 class CompositionalHeads:
-    """The small networks of the CRM, in NumPy: quality, criteria weights and voice."""
+    """The small networks of the CRM, in NumPy: quality, criteria weights and voice.
 
-    def __init__(self, params: dict[str, np.ndarray]):
+    Two serving settings (the fitting config's `weight_threshold` and `voice_scale`) keep a criterion from moving
+    what it does not speak about: each criterion's property weights are soft-thresholded (|w| - threshold, kept at
+    0 below it: the small weights a sentence gives properties it never mentions go), and the voice term is scaled.
+    """
+
+    def __init__(self, params: dict[str, np.ndarray], weight_threshold: float = 0.0, voice_scale: float = 1.0):
         self.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items()
                        if not k.startswith(CRITERIA_LAYERS)}  # fmt: skip
         self.spread = self.params["spread"]
         self.rank = self.params["voice_proj"].shape[0]
+        self.weight_threshold, self.voice_scale = float(weight_threshold), float(voice_scale)
 
     def response_side(self, query_vec: np.ndarray, response_vec: np.ndarray, phi: np.ndarray,
                       refsim: np.ndarray | None = None) -> ResponseSide:  # fmt: skip
@@ -118,8 +125,9 @@ class CompositionalHeads:
         k = len(self.spread)
         if not len(criteria_vecs):
             return CriteriaSide(np.zeros(k, np.float32), np.zeros(self.rank, np.float32))
-        out = mlp(self.params, "criteria", criteria_vecs).sum(axis=0)
-        return CriteriaSide(out[:k], out[k:])
+        out = mlp(self.params, "criteria", criteria_vecs)  # one row per criterion
+        weights = np.sign(out[:, :k]) * np.maximum(np.abs(out[:, :k]) - self.weight_threshold, 0.0)
+        return CriteriaSide(weights.sum(axis=0), out[:, k:].sum(axis=0) * self.voice_scale)
 
     @staticmethod
     def scores(side: ResponseSide, crit: CriteriaSide, with_quality: bool = True) -> np.ndarray:
@@ -147,12 +155,19 @@ class CompositionalScorer:
         if self.spec.kind != "compositional":
             raise ValueError(f"{folder}: crm.json kind is {self.spec.kind!r}, not 'compositional'")
         params = load_file(self.folder / HEADS_FILE)
-        self.heads = CompositionalHeads(params)
+        serving = self.spec.extra.get("config", {})
+        self.heads = CompositionalHeads(params, serving.get("weight_threshold", 0.0), serving.get("voice_scale", 1.0))
         self.encoder = TextEncoder(self.folder / ENCODER_DIR, threads=threads)
         self.criteria_encoder = criteria_encoder(self.encoder, params)
         store = os.environ.get("USL_EMBEDDINGS")  # an embedding store (crm_core.encoder) shared with training
         self.store = EmbeddingStore(store, self.encoder) if store else None
         self.reference_model = self.spec.extra.get("reference_model")
+        # what a response's side depends on (heads, encoder, reference model), not the serving settings: a saved
+        # bench table survives a change of those
+        digest = hashlib.sha256((self.folder / HEADS_FILE).read_bytes())
+        digest.update((self.folder / ENCODER_DIR / "encoder.json").read_bytes())
+        digest.update(str(self.reference_model).encode())
+        self.response_side_id = digest.hexdigest()[:20]
         self._criteria_cache = lru_cache(maxsize=4096)(self._encode_one_criterion)
 
     @property

@@ -99,7 +99,7 @@ class Engine:
                 home = Path(self.cache.path).parent if self.cache.path != ":memory:" else cache_dir()
                 folder = home / "response-sides"
                 base = {k: v for k, v in self.output.items() if k[1] in self.bench.models}
-                self._table = ResponseTable.open(folder, self.scorer, self.query, base, self.checkpoint,
+                self._table = ResponseTable.open(folder, self.scorer, self.query, base, self.scorer.response_side_id,
                                                  self.bench.content_hash(), progress)  # fmt: skip
                 extra = {k: v for k, v in self.output.items() if k[1] not in self.bench.models}
                 if extra:

@@ -2,7 +2,8 @@
 
 Everything a compositional score needs from a response (scaled properties, quality, projected embedding) does
 not depend on the criteria. `ResponseTable.open` loads it from `<cache dir>/response-sides/`, keyed by the CRM's
-checkpoint id and the bench's content hash (a file made for another CRM or another bench is refused with a
+response-side id (its heads, encoder and reference model; serving settings in crm.json leave it valid) and the
+bench's content hash (a file made for another CRM or another bench is refused with a
 message, never used), or builds it with a progress bar and writes it atomically. A criteria set is then one
 encoding per criterion and a matrix product over every stored response.
 """

@@ -90,6 +90,12 @@ class CompositionalConfig:
         "alone (False: as the shipped CRM was fitted; see the closing notes of issue 18)",
     )
     weight_decay: float = _f(1e-2, "AdamW weight decay of both fits")
+    weight_threshold: float = _f(
+        0.0,
+        "when serving: each criterion's property weights are soft-thresholded by this (weights a sentence gives "
+        "properties it does not mention are small; chosen on development data by benchmarks/criteria_shrinkage.py)",
+    )
+    voice_scale: float = _f(1.0, "when serving: the voice term is multiplied by this (chosen with weight_threshold)")
 
 
 def data_hash(shared: Path) -> str:

@@ -1,0 +1,89 @@
+"""Choosing the compositional CRM's serving settings on development data: weight_threshold and voice_scale.
+
+A criterion gives small weights to properties it never mentions, and a voice vector; on two answers of about
+equal quality those move the decision ("silent" rows). Soft-thresholding each criterion's property weights and
+scaling the voice term remove that, at some cost to the properties a criterion does speak about. The grid is
+scored on development data only: the training phrasings and silent criteria on the validation split's answer
+groups (prompts never trained on). The chosen setting is the one with the best silent agreement among those that
+keep the development property and combined accuracies at or above `--floor`; only then is it scored on the report
+card's data (validation phrasings, validation + test prompts), beside the unshrunk CRM.
+
+    uv run python benchmarks/criteria_shrinkage.py --model space/models/crm-compositional \\
+        --output benchmarks/results/criteria_shrinkage.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+THRESHOLDS = (0.0, 0.25, 0.5, 0.75, 1.0)
+VOICE_SCALES = (1.0, 0.5, 0.25, 0.0)
+
+
+def card(judge, groups, dsp_groups) -> dict:
+    from crm_train.compositional import evaluate as E
+
+    judge.scorer._criteria_cache.cache_clear()  # the criteria side depends on the settings
+    props = E.property_report(judge, groups, 1.5, 0.3)
+    both = [v["both"] for v in props["properties"].values() if v["pairs"]]
+    return {"silent": props["silent_agreement"]["accuracy"], "combined": props["combined"]["accuracy"],
+            "properties_mean": round(float(np.mean(both)), 4), "properties_min": min(both),
+            "worst_property": props["worst_property"], "dsp_flip": E.dsp_report(judge, dsp_groups)["flip"]["accuracy"]}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="space/models/crm-compositional", type=Path, help="compositional CRM")
+    parser.add_argument("--shared", default="../shared/data", type=Path, help="the shared data folder")
+    parser.add_argument("--embeddings", default="data/embeddings", help="the embedding store (built on demand)")
+    parser.add_argument("--floor", type=float, default=0.98,
+                        help="least development property (mean) and combined accuracy a setting must keep")  # fmt: skip
+    parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
+    args = parser.parse_args(argv)
+    from emit import emit
+
+    from crm_train.compositional import evaluate as E
+    from crm_train.compositional import phrasings as P
+    from crm_train.compositional import sources as S
+    from crm_train.compositional.features import make_groups
+
+    judge = E.Judge(args.model, args.embeddings)
+    groups = S.answer_groups(args.shared)
+    dsp = [(q, {f"dsp:{d}": t for d, t in a.items()}) for q, a in S.dsp_groups(args.shared)]
+
+    def held(split: set[str]):
+        return (make_groups([g for g in groups if S.split(g[0]) in split], judge.features),
+                make_groups([g for g in dsp if S.split(g[0]) in split], judge.features))  # fmt: skip
+
+    dev_groups, dev_dsp = held({"validation"})
+    validation_bank, validation_general = P.validation_bank, P.VALIDATION_GENERAL
+    P.validation_bank = lambda: P.training_bank(0, 0)  # development: the training phrasings, unseen prompts
+    P.VALIDATION_GENERAL = P.silent_criteria(extra=True)
+    grid = []
+    try:
+        for threshold in THRESHOLDS:
+            for voice in VOICE_SCALES:
+                judge.heads.weight_threshold, judge.heads.voice_scale = threshold, voice
+                grid.append({"weight_threshold": threshold, "voice_scale": voice, **card(judge, dev_groups, dev_dsp)})
+                print(grid[-1], file=sys.stderr, flush=True)
+    finally:
+        P.validation_bank, P.VALIDATION_GENERAL = validation_bank, validation_general
+    kept = [g for g in grid if g["properties_mean"] >= args.floor and g["combined"] >= args.floor]
+    chosen = max(kept, key=lambda g: (g["silent"], g["dsp_flip"]))
+    test_groups, test_dsp = held({"validation", "test"})
+    test = {}
+    for name, threshold, voice in (("unshrunk", 0.0, 1.0), ("chosen", chosen["weight_threshold"],
+                                                            chosen["voice_scale"])):  # fmt: skip
+        judge.heads.weight_threshold, judge.heads.voice_scale = threshold, voice
+        test[name] = {"weight_threshold": threshold, "voice_scale": voice, **card(judge, test_groups, test_dsp)}
+    emit({"model": str(args.model), "floor": args.floor, "development_grid": grid, "chosen": chosen,
+          "report_card_data": test}, args.output)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
