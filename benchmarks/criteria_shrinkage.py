@@ -1,12 +1,13 @@
-"""Choosing the compositional CRM's serving settings on development data: weight_threshold and voice_scale.
+"""Choosing the compositional CRM's serving settings on development data: weight_threshold and voice_threshold.
 
 A criterion gives small weights to properties it never mentions, and a voice vector; on two answers of about
 equal quality those move the decision ("silent" rows). Soft-thresholding each criterion's property weights and
-scaling the voice term remove that, at some cost to the properties a criterion does speak about. The grid is
-scored on development data only: the training phrasings and silent criteria on the validation split's answer
-groups (prompts never trained on). The chosen setting is the one with the best silent agreement among those that
-keep the development property and combined accuracies at or above `--floor`; only then is it scored on the report
-card's data (validation phrasings, validation + test prompts), beside the unshrunk CRM.
+the length of its voice vector removes that, at some cost to the properties a criterion does speak about. The grid is
+scored on development data only: the training phrasings, silent criteria and DSP domain phrasings on the
+validation split's answer groups (prompts never trained on). The chosen setting has the best silent agreement
+among those that keep the development property and combined accuracies at or above `--floor` and the DSP flip
+within `--dsp-slack` of the unshrunk CRM's; only then is it scored on the report card's data (validation
+phrasings, validation + test prompts), beside the unshrunk CRM.
 
     uv run python benchmarks/criteria_shrinkage.py --model space/models/crm-compositional \\
         --output benchmarks/results/criteria_shrinkage.json
@@ -20,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-THRESHOLDS = (0.0, 0.25, 0.5, 0.75, 1.0)
-VOICE_SCALES = (1.0, 0.5, 0.25, 0.0)
+THRESHOLDS = (0.0, 0.25, 0.5, 0.75)
+VOICE_THRESHOLDS = (0.0, 15.0, 30.0)
 
 
 def card(judge, groups, dsp_groups) -> dict:
@@ -29,10 +30,11 @@ def card(judge, groups, dsp_groups) -> dict:
 
     judge.scorer._criteria_cache.cache_clear()  # the criteria side depends on the settings
     props = E.property_report(judge, groups, 1.5, 0.3)
+    dsp = E.dsp_report(judge, dsp_groups)["flip"]["accuracy"]
     both = [v["both"] for v in props["properties"].values() if v["pairs"]]
     return {"silent": props["silent_agreement"]["accuracy"], "combined": props["combined"]["accuracy"],
             "properties_mean": round(float(np.mean(both)), 4), "properties_min": min(both),
-            "worst_property": props["worst_property"], "dsp_flip": E.dsp_report(judge, dsp_groups)["flip"]["accuracy"]}  # fmt: skip
+            "worst_property": props["worst_property"], "dsp_flip": dsp}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,14 +44,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embeddings", default="data/embeddings", help="the embedding store (built on demand)")
     parser.add_argument("--floor", type=float, default=0.98,
                         help="least development property (mean) and combined accuracy a setting must keep")  # fmt: skip
+    parser.add_argument("--dsp-slack", type=float, default=0.02,
+                        help="how much development DSP flip a setting may lose against the unshrunk CRM")  # fmt: skip
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
-    from emit import emit
-
     from crm_train.compositional import evaluate as E
     from crm_train.compositional import phrasings as P
     from crm_train.compositional import sources as S
+    from crm_train.compositional.criteria_fit import DSP_TRAIN
     from crm_train.compositional.features import make_groups
+    from emit import emit
 
     judge = E.Judge(args.model, args.embeddings)
     groups = S.answer_groups(args.shared)
@@ -60,26 +64,29 @@ def main(argv: list[str] | None = None) -> int:
                 make_groups([g for g in dsp if S.split(g[0]) in split], judge.features))  # fmt: skip
 
     dev_groups, dev_dsp = held({"validation"})
-    validation_bank, validation_general = P.validation_bank, P.VALIDATION_GENERAL
+    saved = P.validation_bank, P.VALIDATION_GENERAL, E.DSP_VALIDATION
     P.validation_bank = lambda: P.training_bank(0, 0)  # development: the training phrasings, unseen prompts
-    P.VALIDATION_GENERAL = P.silent_criteria(extra=True)
+    P.VALIDATION_GENERAL, E.DSP_VALIDATION = P.silent_criteria(extra=True), DSP_TRAIN
     grid = []
     try:
         for threshold in THRESHOLDS:
-            for voice in VOICE_SCALES:
-                judge.heads.weight_threshold, judge.heads.voice_scale = threshold, voice
-                grid.append({"weight_threshold": threshold, "voice_scale": voice, **card(judge, dev_groups, dev_dsp)})
+            for voice in VOICE_THRESHOLDS:
+                judge.heads.weight_threshold, judge.heads.voice_threshold = threshold, voice
+                grid.append(
+                    {"weight_threshold": threshold, "voice_threshold": voice, **card(judge, dev_groups, dev_dsp)}
+                )
                 print(grid[-1], file=sys.stderr, flush=True)
     finally:
-        P.validation_bank, P.VALIDATION_GENERAL = validation_bank, validation_general
-    kept = [g for g in grid if g["properties_mean"] >= args.floor and g["combined"] >= args.floor]
-    chosen = max(kept, key=lambda g: (g["silent"], g["dsp_flip"]))
+        P.validation_bank, P.VALIDATION_GENERAL, E.DSP_VALIDATION = saved
+    dsp_floor = grid[0]["dsp_flip"] - args.dsp_slack  # grid[0]: both thresholds 0 (the unshrunk CRM)
+    kept = [g for g in grid if min(g["properties_mean"], g["combined"]) >= args.floor and g["dsp_flip"] >= dsp_floor]
+    chosen = max(kept, key=lambda g: (g["silent"], -g["weight_threshold"], -g["voice_threshold"]))
     test_groups, test_dsp = held({"validation", "test"})
     test = {}
-    for name, threshold, voice in (("unshrunk", 0.0, 1.0), ("chosen", chosen["weight_threshold"],
-                                                            chosen["voice_scale"])):  # fmt: skip
-        judge.heads.weight_threshold, judge.heads.voice_scale = threshold, voice
-        test[name] = {"weight_threshold": threshold, "voice_scale": voice, **card(judge, test_groups, test_dsp)}
+    for name, threshold, voice in (("unshrunk", 0.0, 0.0), ("chosen", chosen["weight_threshold"],
+                                                            chosen["voice_threshold"])):  # fmt: skip
+        judge.heads.weight_threshold, judge.heads.voice_threshold = threshold, voice
+        test[name] = {"weight_threshold": threshold, "voice_threshold": voice, **card(judge, test_groups, test_dsp)}
     emit({"model": str(args.model), "floor": args.floor, "development_grid": grid, "chosen": chosen,
           "report_card_data": test}, args.output)  # fmt: skip
     return 0

@@ -104,15 +104,19 @@ def test_response_side_is_saved_once_and_foreign_files_are_refused(compositional
         ResponseTable.load(saved[0], table.checkpoint, "another-bench")
 
 
-def test_serving_settings_drop_small_weights_scale_the_voice_and_keep_the_saved_table(compositional_crm, tmp_path):
+def test_serving_settings_drop_small_weights_and_voices_and_keep_the_saved_table(compositional_crm, tmp_path):
     crm = load_crm(compositional_crm)
     texts = ["No emojis.", "Use headings."]
     plain, each = crm.criteria_side(texts), [crm.criteria_side([t]).weights for t in texts]
-    crm.heads.weight_threshold, crm.heads.voice_scale = 0.5, 0.25
+    voices = [crm.criteria_side([t]).voice for t in texts]
+    cut = float(np.mean([np.linalg.norm(v) for v in voices]))  # between the two voices' lengths
+    crm.heads.weight_threshold, crm.heads.voice_threshold = 0.5, cut
     shrunk = crm.criteria_side(texts)
-    # each criterion's weights are soft-thresholded before they are summed; the voice is scaled
+    # each criterion's weights and voice length are soft-thresholded before they are summed
     assert np.allclose(shrunk.weights, sum(np.sign(w) * np.maximum(np.abs(w) - 0.5, 0) for w in each), atol=1e-6)
-    assert np.allclose(shrunk.voice, 0.25 * plain.voice, atol=1e-6)
+    expected = sum(v * max(np.linalg.norm(v) - cut, 0) / np.linalg.norm(v) for v in voices)
+    assert np.allclose(shrunk.voice, expected, atol=1e-5) and 0 < np.linalg.norm(shrunk.voice) < np.linalg.norm(
+        plain.voice)  # fmt: skip
     assert (shrunk.weights == 0).sum() > (plain.weights == 0).sum()
     # the settings live in crm.json's config: a saved bench table stays valid when they change
     folder = tmp_path / "crm"
@@ -120,10 +124,10 @@ def test_serving_settings_drop_small_weights_scale_the_voice_and_keep_the_saved_
     first = toy_engine(folder, ScoreCache(tmp_path / "e.sqlite"))
     before = first.rank(["No emojis."])
     spec = json.loads((folder / "crm.json").read_text(encoding="utf-8"))
-    spec["extra"]["config"].update(weight_threshold=0.5, voice_scale=0.25)
+    spec["extra"]["config"].update(weight_threshold=0.5, voice_threshold=1.0)
     (folder / "crm.json").write_text(json.dumps(spec), encoding="utf-8")
     second = toy_engine(folder, ScoreCache(tmp_path / "e.sqlite"))
-    assert (second.scorer.heads.weight_threshold, second.scorer.heads.voice_scale) == (0.5, 0.25)
+    assert (second.scorer.heads.weight_threshold, second.scorer.heads.voice_threshold) == (0.5, 1.0)
     assert second.response_table().seconds == 0 and second.checkpoint != first.checkpoint
     after = second.rank(["No emojis."])
     assert [r["mean_preference"] for r in after.rows] != [r["mean_preference"] for r in before.rows]

@@ -101,17 +101,18 @@ class CriteriaSide:
 class CompositionalHeads:
     """The small networks of the CRM, in NumPy: quality, criteria weights and voice.
 
-    Two serving settings (the fitting config's `weight_threshold` and `voice_scale`) keep a criterion from moving
-    what it does not speak about: each criterion's property weights are soft-thresholded (|w| - threshold, kept at
-    0 below it: the small weights a sentence gives properties it never mentions go), and the voice term is scaled.
+    Two serving settings (the fitting config's `weight_threshold` and `voice_threshold`) keep a criterion from
+    moving what it does not speak about: each criterion's property weights are soft-thresholded (|w| - threshold,
+    0 below it: the small weights a sentence gives properties it never mentions go), and so is the length of its
+    voice vector (a domain or tone criterion has a voice ten times longer than a general one such as "I'm a nurse").
     """
 
-    def __init__(self, params: dict[str, np.ndarray], weight_threshold: float = 0.0, voice_scale: float = 1.0):
+    def __init__(self, params: dict[str, np.ndarray], weight_threshold: float = 0.0, voice_threshold: float = 0.0):
         self.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items()
                        if not k.startswith(CRITERIA_LAYERS)}  # fmt: skip
         self.spread = self.params["spread"]
         self.rank = self.params["voice_proj"].shape[0]
-        self.weight_threshold, self.voice_scale = float(weight_threshold), float(voice_scale)
+        self.weight_threshold, self.voice_threshold = float(weight_threshold), float(voice_threshold)
 
     def response_side(self, query_vec: np.ndarray, response_vec: np.ndarray, phi: np.ndarray,
                       refsim: np.ndarray | None = None) -> ResponseSide:  # fmt: skip
@@ -127,7 +128,9 @@ class CompositionalHeads:
             return CriteriaSide(np.zeros(k, np.float32), np.zeros(self.rank, np.float32))
         out = mlp(self.params, "criteria", criteria_vecs)  # one row per criterion
         weights = np.sign(out[:, :k]) * np.maximum(np.abs(out[:, :k]) - self.weight_threshold, 0.0)
-        return CriteriaSide(weights.sum(axis=0), out[:, k:].sum(axis=0) * self.voice_scale)
+        length = np.linalg.norm(out[:, k:], axis=1, keepdims=True)
+        voice = out[:, k:] * np.maximum(length - self.voice_threshold, 0.0) / np.maximum(length, 1e-12)
+        return CriteriaSide(weights.sum(axis=0), voice.sum(axis=0))
 
     @staticmethod
     def scores(side: ResponseSide, crit: CriteriaSide, with_quality: bool = True) -> np.ndarray:
@@ -156,7 +159,9 @@ class CompositionalScorer:
             raise ValueError(f"{folder}: crm.json kind is {self.spec.kind!r}, not 'compositional'")
         params = load_file(self.folder / HEADS_FILE)
         serving = self.spec.extra.get("config", {})
-        self.heads = CompositionalHeads(params, serving.get("weight_threshold", 0.0), serving.get("voice_scale", 1.0))
+        self.heads = CompositionalHeads(
+            params, serving.get("weight_threshold", 0.0), serving.get("voice_threshold", 0.0)
+        )
         self.encoder = TextEncoder(self.folder / ENCODER_DIR, threads=threads)
         self.criteria_encoder = criteria_encoder(self.encoder, params)
         store = os.environ.get("USL_EMBEDDINGS")  # an embedding store (crm_core.encoder) shared with training

@@ -97,7 +97,11 @@ class TextEncoder:
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         if not len(texts):
             return out
-        ids = self.tokenizer(list(texts), truncation=True, max_length=self.max_tokens)["input_ids"]
+        ids: list[list[int]] = []
+        for start in range(0, len(texts), 1024):  # a tokenizer's output keeps every token of every text (truncated
+            # parts, offsets, token strings) while it lives: in chunks, a whole bench's peak memory stays small
+            chunk = list(texts[start : start + 1024])
+            ids += self.tokenizer(chunk, truncation=True, max_length=self.max_tokens)["input_ids"]
         order = np.argsort([len(x) for x in ids], kind="stable")
         bar = tqdm(total=len(texts), desc="encoding", unit="text", disable=not progress, leave=False)
         for start in range(0, len(order), batch_size):

@@ -95,7 +95,9 @@ class CompositionalConfig:
         "when serving: each criterion's property weights are soft-thresholded by this (weights a sentence gives "
         "properties it does not mention are small; chosen on development data by benchmarks/criteria_shrinkage.py)",
     )
-    voice_scale: float = _f(1.0, "when serving: the voice term is multiplied by this (chosen with weight_threshold)")
+    voice_threshold: float = _f(
+        0.0, "when serving: the length of each criterion's voice vector is soft-thresholded by this (chosen with it)"
+    )
 
 
 def data_hash(shared: Path) -> str:
