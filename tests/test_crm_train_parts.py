@@ -269,3 +269,19 @@ def test_extra_silent_criteria_stay_apart_from_validation_and_rubrics_about_form
     rubrics.write_text("".join(json.dumps({"score_rubric": {"criteria": r}}) + "\n" for r in rows))
     assert phrasings.rubric_criteria(tmp_path) == [rows[0], rows[3]]
     assert phrasings.rubric_criteria(tmp_path / "absent") == []
+
+
+def test_the_three_phrasing_banks_share_no_sentence_and_cover_every_steered_property():
+    from crm_train.compositional import phrasings
+
+    def texts(bank) -> set[str]:
+        return {p.text.lower() for p in bank}
+
+    train = texts(phrasings.training_bank(0, 0)) | {t.lower() for t in phrasings.silent_criteria(extra=True)}
+    validation = texts(phrasings.validation_bank()) | {t.lower() for t in phrasings.VALIDATION_GENERAL}
+    development = texts(phrasings.development_bank()) | {t.lower() for t in phrasings.DEVELOPMENT_GENERAL}
+    assert not development & train and not development & validation and not train & validation
+    by_prop = {p.prop: set() for p in phrasings.development_bank()}
+    for p in phrasings.development_bank():
+        by_prop[p.prop].add(p.sign)
+    assert set(by_prop) == set(phrasings.VALIDATION_NOUNS) and all(s == {1, -1} for s in by_prop.values())

@@ -208,6 +208,44 @@ def validation_bank() -> list[Phrasing]:
     return bank
 
 
+# A development bank, written apart from both banks above and never trained on: for choosing settings (e.g. the
+# serving thresholds, benchmarks/criteria_shrinkage.py), so that the validation bank stays a test
+DEVELOPMENT_NOUNS: dict[str, tuple[list[str], list[str]]] = {
+    "words": (["long-winded, all-encompassing answers"], ["replies that fit in a text message"]),
+    "bullets": (["itemised points with bullets"], []),
+    "numbered": (["a numbered walkthrough"], []),
+    "headings": (["sub-headings over each part"], []),
+    "bold": (["words in heavy bold type"], []),
+    "tables": (["rows and columns of a table"], []),
+    "code_blocks": (["runnable program listings"], []),
+    "emoji": (["smileys and other emoji"], []),
+    "links": (["clickable references to websites"], []),
+    "question_back": (["a question to me as the last line"], []),
+    "apology": (["saying sorry all the time"], []),
+    "ai_disclaimer": (["reminders that an AI model is writing"], []),
+    "refusal": (["saying no to what I ask"], []),
+    "caveats": (["safety caveats"], []),
+    "exclamations": (["exclamation marks everywhere"], []),
+    "first_person": (["the writer talking about itself"], []),
+    "second_person": (["sentences aimed at me as you"], []),
+    "numbers": (["figures, statistics and percentages"], []),
+    "quotes": (["passages in quotation marks"], []),
+    "reading_grade": (["highbrow, specialist wording"], ["words a young child knows"]),
+    "sentence_length": (["sprawling sentences"], ["sentences of a few words each"]),
+    "summary": (["a recap paragraph to finish"], []),
+    "greeting": (["an upbeat 'Absolutely!' opening"], []),
+}  # fmt: skip
+DEVELOPMENT_LIKE = ["Answers with {n} suit me.", "I'm a fan of {n}.", "Do include {n}."]
+DEVELOPMENT_DISLIKE = ["I'd rather not see {n}.", "{N} put me off.", "Leave out {n}."]
+DEVELOPMENT_GENERAL = ["I'm a pharmacist.", "This is for my thesis.", "I care about getting it right.",
+                       "Be accurate.", "I'm a beginner.", "Help me decide.", "I'm a journalist.",
+                       "Think like an expert would."]  # fmt: skip
+
+
+def development_bank() -> list[Phrasing]:
+    return _bank(DEVELOPMENT_NOUNS, DEVELOPMENT_LIKE, DEVELOPMENT_DISLIKE)
+
+
 # General criteria for the silent check, never trained on: they say nothing about any measured property
 VALIDATION_GENERAL = ["Please get the facts right.", "I need a trustworthy answer.", "I'm a nurse asking for work.",
                       "Help me understand this.", "Be fair to every side.", "I'm curious about science.",
