@@ -8,9 +8,13 @@ The grid is scored on development data only: the development phrasing bank and g
 (crm_train.compositional.phrasings: written apart from the training and validation banks, never trained on) and
 the training DSP domain phrasings, on the validation split's answer groups (prompts never trained on). The chosen
 setting has the best silent agreement among those whose development property accuracy (mean), combined accuracy
-and DSP flip each stay within `--slack` of the unshrunk CRM's; only then is it scored on the report card's data
-(validation phrasings, validation + test prompts), beside the unshrunk CRM. (A first run chose on the training
-phrasings: their weights are sharper than unseen phrasings', and the cut it chose erased the latter's.)
+and DSP flip each stay within `--slack` (default 0: no worse) of the unshrunk CRM's; only then is it scored on
+the report card's data (validation phrasings, validation + test prompts), beside the unshrunk CRM.
+
+Two earlier runs are kept beside the result: the first chose on the training phrasings (their weights are sharper
+than unseen phrasings', and its cut erased the latter's), the second with a slack of 0.02 on the development bank;
+on the report card's data both cut property following much more than development promised. So the report-card
+numbers of this run are a third look at that data, not an untouched test.
 
     uv run python benchmarks/criteria_shrinkage.py --model space/models/crm-compositional \\
         --output benchmarks/results/criteria_shrinkage.json
@@ -45,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="space/models/crm-compositional", type=Path, help="compositional CRM")
     parser.add_argument("--shared", default="../shared/data", type=Path, help="the shared data folder")
     parser.add_argument("--embeddings", default="data/embeddings", help="the embedding store (built on demand)")
-    parser.add_argument("--slack", type=float, default=0.02,
+    parser.add_argument("--slack", type=float, default=0.0,
                         help="how much development property, combined and DSP accuracy a setting may lose against "
                         "the unshrunk CRM")  # fmt: skip
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
