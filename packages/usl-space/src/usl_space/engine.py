@@ -98,10 +98,11 @@ class Engine:
             if self._table is None:
                 home = Path(self.cache.path).parent if self.cache.path != ":memory:" else cache_dir()
                 folder = home / "response-sides"
-                base = {k: v for k, v in self.output.items() if k[1] in self.bench.models}
+                models = set(self.bench.models)  # a property that queries the frame: once, not once per answer
+                base = {k: v for k, v in self.output.items() if k[1] in models}
                 self._table = ResponseTable.open(folder, self.scorer, self.query, base, self.scorer.response_side_id,
                                                  self.bench.content_hash(), progress)  # fmt: skip
-                extra = {k: v for k, v in self.output.items() if k[1] not in self.bench.models}
+                extra = {k: v for k, v in self.output.items() if k[1] not in models}
                 if extra:
                     self._table = self._table.extended(self.scorer, self.query, extra, self.output)
             return self._table
