@@ -35,7 +35,6 @@ VOICE_THRESHOLDS = (0.0, 15.0, 30.0)
 def card(judge, groups, dsp_groups) -> dict:
     from crm_train.compositional import evaluate as E
 
-    judge.scorer._criteria_cache.cache_clear()  # the criteria side depends on the settings
     props = E.property_report(judge, groups, 1.5, 0.3)
     dsp = E.dsp_report(judge, dsp_groups)["flip"]["accuracy"]
     both = [v["both"] for v in props["properties"].values() if v["pairs"]]

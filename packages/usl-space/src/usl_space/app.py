@@ -220,8 +220,8 @@ def share_link(request: gr.Request | None, profile: Profile) -> str:
 def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Leaderboard",
               max_jobs: int = 16) -> gr.Blocks:  # fmt: skip
     """The Space's Blocks, bound to one engine (shared by every visitor, as its cache is). Up to `max_jobs`
-    leaderboard requests are served at once; they take turns at the CRM one query at a time (the engine's fair
-    lock), so a cached view never queues behind long jobs."""
+    leaderboard requests are served at once; they take turns at the engine's fair lock (a query of a cross-encoder,
+    or a whole instant board, then its drawing), so a cached view, which takes no turn, never queues behind them."""
     n_models = len(engine.models)
     crm = engine.scorer.spec.base_model or Path(engine.scorer.folder).name
     header = (f"# {title}\nusl-space {version('usl-space')} · bench **{engine.bench.name}**: "
