@@ -151,13 +151,14 @@ class CompositionalScorer:
     weights_file = HEADS_FILE
 
     def __init__(self, folder: str | Path, threads: int | None = None):
-        from safetensors.numpy import load_file
+        from safetensors.numpy import load
 
         self.folder = Path(folder)
         self.spec = CRMSpec.load(self.folder)
         if self.spec.kind != "compositional":
             raise ValueError(f"{folder}: crm.json kind is {self.spec.kind!r}, not 'compositional'")
-        params = load_file(self.folder / HEADS_FILE)
+        heads_bytes = (self.folder / HEADS_FILE).read_bytes()  # read once: the weights and the digest below
+        params = load(heads_bytes)
         serving = self.spec.extra.get("config", {})
         self.heads = CompositionalHeads(
             params, serving.get("weight_threshold", 0.0), serving.get("voice_threshold", 0.0)
@@ -169,7 +170,7 @@ class CompositionalScorer:
         self.reference_model = self.spec.extra.get("reference_model")
         # what a response's side depends on (heads, encoder, reference model), not the serving settings: a saved
         # bench table survives a change of those
-        digest = hashlib.sha256((self.folder / HEADS_FILE).read_bytes())
+        digest = hashlib.sha256(heads_bytes)
         digest.update((self.folder / ENCODER_DIR / "encoder.json").read_bytes())
         digest.update(str(self.reference_model).encode())
         self.response_side_id = digest.hexdigest()[:20]

@@ -334,6 +334,7 @@ class Engine:
         criteria, dislikes, models = self._request(criteria, dislikes, models)
         ordered = self.order(query_ids, seed)
         if self.instant:
+            self.response_table()  # a first build takes minutes: not inside a turn
             with self.turns:  # never yield holding a turn
                 matrices = self.instant_matrices(criteria, dislikes, ordered, models, side)
                 board = self.leaderboard({}, ordered, models, criteria, dislikes, len(ordered), started, bootstrap,
