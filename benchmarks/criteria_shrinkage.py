@@ -51,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slack", type=float, default=0.0,
                         help="how much development property, combined and DSP accuracy a setting may lose against "
                         "the unshrunk CRM")  # fmt: skip
+    parser.add_argument("--development-only", action="store_true",
+                        help="stop after the development grid: no look at the report card's data (to compare fits, "
+                        "e.g. one with threshold_in_fit, at the shipped setting)")  # fmt: skip
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
     from crm_train.compositional import evaluate as E
@@ -86,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     base = grid[0]  # both thresholds 0: the unshrunk CRM
     kept = [g for g in grid if all(g[k] >= base[k] - args.slack for k in ("properties_mean", "combined", "dsp_flip"))]
     chosen = max(kept, key=lambda g: (g["silent"], -g["weight_threshold"], -g["voice_threshold"]))
+    if args.development_only:
+        emit({"model": str(args.model), "slack": args.slack, "development_grid": grid, "chosen": chosen}, args.output)
+        return 0
     test_groups, test_dsp = held({"validation", "test"})
     test = {}
     for name, threshold, voice in (("unshrunk", 0.0, 0.0), ("chosen", chosen["weight_threshold"],

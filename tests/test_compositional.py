@@ -305,3 +305,21 @@ def test_the_shipped_encoder_derives_its_weights_from_the_package_and_checks_the
     (lean / "encoder.json").write_text(json.dumps(meta))
     with pytest.raises(ValueError, match="not the ones this encoder was made with"):
         TextEncoder(lean)
+
+
+def test_the_criteria_fit_cuts_each_criterion_as_serving_does():
+    """threshold_in_fit trains against the cut that CompositionalHeads applies when serving: same numbers."""
+    from crm_core.compositional import CompositionalHeads
+    from crm_train.compositional.criteria_fit import serving_cut
+
+    k, r = len(NAMES), 4
+    rows = np.random.default_rng(0).normal(0, 1.0, (3, k + r)).astype(np.float32)
+    rows[0, k:] *= 10  # one long voice, two short ones
+    identity = np.zeros((k + r, 384), np.float32)
+    identity[:, : k + r] = np.eye(k + r)
+    heads = CompositionalHeads({"spread": np.ones(k), "voice_proj": np.zeros((r, 384)), "criteria.0.weight": identity,
+                                "criteria.0.bias": np.zeros(k + r)}, weight_threshold=0.5, voice_threshold=5.0)  # fmt: skip
+    served = heads.criteria_side(np.pad(rows, ((0, 0), (0, 384 - k - r))))
+    w, u = serving_cut(torch.tensor(rows[:, :k]), torch.tensor(rows[:, k:]), 0.5, 5.0)
+    assert np.allclose(w.sum(0).numpy(), served.weights, atol=1e-6)
+    assert np.allclose(u.sum(0).numpy(), served.voice, atol=1e-5) and (u[1:] == 0).all() and (u[0] != 0).all()

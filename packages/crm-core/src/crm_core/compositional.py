@@ -10,8 +10,9 @@
   from "I dislike X".
 - voice(c, q, r) = u(c) . P e(r): the fit of the response's embedding to the criteria's voice (domain, tone,
   audience), a low-rank bilinear form.
-- quality(q, r): a criteria-free preference read from the response and query embeddings, the properties and the
-  response's similarity to a reference answer (the bench's reference model) where there is one.
+- quality(q, r): a criteria-free preference read from the response and query embeddings, the properties and,
+  where the bench has a reference model's answer to the query, the response's similarity to it (embedding cosine;
+  lexical TF-IDF cosine and relative length over the whole text, crm_core.reference).
 Everything about (q, r) is computed once per response; a new criteria set costs one encoding of each criterion,
 so a leaderboard over every stored response is arithmetic. The folder: crm.json (kind "compositional"), heads
 .safetensors (the small networks, run in NumPy, and the re-tuned layer), encoder/ (MiniLM, float16 weights;
@@ -33,6 +34,7 @@ import numpy as np
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder
 from crm_core.model import CRMSpec, Pair, PairScores
 from crm_core.properties import NAMES, measure_many
+from crm_core.reference import IDF_FILE, IdfTable, lexical_similarity, relative_length
 
 HEADS_FILE = "heads.safetensors"
 CRITERIA_LAYERS = "criteria_layers."
@@ -115,11 +117,15 @@ class CompositionalHeads:
         self.weight_threshold, self.voice_threshold = float(weight_threshold), float(voice_threshold)
 
     def response_side(self, query_vec: np.ndarray, response_vec: np.ndarray, phi: np.ndarray,
-                      refsim: np.ndarray | None = None) -> ResponseSide:  # fmt: skip
+                      refsim: np.ndarray | None = None, lexsim: np.ndarray | None = None,
+                      rel_length: np.ndarray | None = None) -> ResponseSide:  # fmt: skip
+        """`refsim`, `lexsim`, `rel_length`: the reference-guided signals (0 where a response has no reference);
+        the last two weigh in only with heads that carry `lexsim_weight` / `length_weight`."""
         z = (phi / self.spread).astype(np.float32)
         quality = mlp(self.params, "quality", quality_input(query_vec, response_vec, z))[:, 0]
-        if refsim is not None:
-            quality = quality + self.params["refsim_weight"][0] * refsim
+        for signal, weight in ((refsim, "refsim_weight"), (lexsim, "lexsim_weight"), (rel_length, "length_weight")):
+            if signal is not None and weight in self.params:
+                quality = quality + self.params[weight][0] * signal
         return ResponseSide(z, quality.astype(np.float64), response_vec @ self.params["voice_proj"].T)
 
     def criteria_side(self, criteria_vecs: np.ndarray) -> CriteriaSide:
@@ -168,11 +174,14 @@ class CompositionalScorer:
         store = os.environ.get("USL_EMBEDDINGS")  # an embedding store (crm_core.encoder) shared with training
         self.store = EmbeddingStore(store, self.encoder) if store else None
         self.reference_model = self.spec.extra.get("reference_model")
-        # what a response's side depends on (heads, encoder, reference model), not the serving settings: a saved
-        # bench table survives a change of those
+        self.idf = IdfTable.load(self.folder)  # lexical similarity to the reference (crm_core.reference)
+        # what a response's side depends on (heads, encoder, reference model and IDF table), not the serving
+        # settings: a saved bench table survives a change of those
         digest = hashlib.sha256(heads_bytes)
         digest.update((self.folder / ENCODER_DIR / "encoder.json").read_bytes())
         digest.update(str(self.reference_model).encode())
+        if self.idf is not None:
+            digest.update((self.folder / IDF_FILE).read_bytes())
         self.response_side_id = digest.hexdigest()[:20]
         self._criteria_cache = lru_cache(maxsize=4096)(self._encode_one_criterion)
 
@@ -203,8 +212,13 @@ class CompositionalScorer:
         qvec = encode(distinct_queries)
         where = {q: i for i, q in enumerate(distinct_queries)}
         rvec = encode(list(responses), progress=progress)
-        refsim = None if references is None else reference_similarity(rvec, references, encode)
-        return self.heads.response_side(qvec[[where[q] for q in queries]], rvec, measure_many(responses), refsim)
+        refsim = lexsim = rel_length = None
+        if references is not None:
+            refsim = reference_similarity(rvec, references, encode)
+            lexsim = lexical_similarity(responses, references, self.idf) if self.idf is not None else None
+            rel_length = relative_length(responses, references)
+        return self.heads.response_side(qvec[[where[q] for q in queries]], rvec, measure_many(responses), refsim,
+                                        lexsim, rel_length)  # fmt: skip
 
     def score_points(self, criteria: Sequence[str], dislikes: Sequence[str], items: Sequence[tuple[str, str]],
                      references: Sequence[str | None] | None = None) -> np.ndarray:  # fmt: skip

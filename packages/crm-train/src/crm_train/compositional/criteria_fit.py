@@ -144,6 +144,15 @@ def dsp_pairs(groups: Groups) -> list[tuple[int, int, int]]:
     return out
 
 
+def serving_cut(w: torch.Tensor, u: torch.Tensor, weight_threshold: float, voice_threshold: float) -> tuple:
+    """What crm_core.compositional.CompositionalHeads does to each criterion when serving: property weights
+    soft-thresholded, the voice vector's length too. Inside the fit, weights the cut would erase get no gradient
+    from the rows, so the ones a criterion needs learn to clear it."""
+    w = torch.sign(w) * torch.relu(w.abs() - weight_threshold)
+    length = u.norm(dim=1, keepdim=True)
+    return w, u * torch.relu(length - voice_threshold) / length.clamp(min=1e-12)
+
+
 def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list[dict]]:
     """The fit; returns the net and a loss log (every 100 steps)."""
     torch.manual_seed(config.seed)
@@ -187,6 +196,9 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
         phr = np.concatenate([prop_phr, gen_phr, silent_bank, dsp_phr])
         width = int(data.mask[phr].sum(1).max())  # pad only to this draw's longest phrasing
         w_all, u_all = net(data.states[phr, :width], data.mask[phr, :width])
+        if config.threshold_in_fit:  # the serving cut, reached over the first half of the steps
+            ramp = min(1.0, 2.0 * step / max(config.criteria_steps, 1))
+            w_all, u_all = serving_cut(w_all, u_all, ramp * config.weight_threshold, ramp * config.voice_threshold)
         o1, o2, o3 = n, n + len(gen_phr), n + len(gen_phr) + len(silent_bank)
         # property rows, 30% with an extra general criterion
         rows = np.repeat(np.arange(n), per)

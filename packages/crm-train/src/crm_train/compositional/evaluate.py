@@ -211,13 +211,14 @@ def leaderboard_report(judge: Judge, shared: Path, half: str = "evaluation") -> 
     lc, raw = published_lc(shared), published_lc(shared, "win_rate")
     ranked = [m for m in win if m in lc]
     truth = np.array([lc[m] for m in ranked])
-    verdicts, judged = [], set()
+    verdicts, reference_wins, judged = [], [], set()
     with gzip.open(shared / S.ANNOTATIONS, "rt", encoding="utf-8") as handle:
         for line in handle:
             row = json.loads(line)
             key = (int(row["idx"]), row["model"])
             if row["model"] in win and key in score and row["preference"] is not None and row["preference"] != 1.5:
                 verdicts.append((score[key] > score[(key[0], base)]) == (row["preference"] > 1.5))
+                reference_wins.append(row["preference"] < 1.5)
                 judged.add(row["model"])
     rng = np.random.default_rng(0)
     random_taus = [kendall_tau(rng.permutation(truth), truth) for _ in range(200)]
@@ -229,6 +230,7 @@ def leaderboard_report(judge: Judge, shared: Path, half: str = "evaluation") -> 
             "tau_length_alone": round(kendall_tau(np.array([length_win[m] for m in ranked]), truth), 4),
             "tau_random_mean": round(float(np.mean(random_taus)), 4),
             "gpt4_turbo_agreement": _rate(verdicts),
+            "gpt4_turbo_agreement_if_the_reference_always_wins": _rate(reference_wins),
             "gpt4_turbo_models": sorted(judged),
             "weighted_win_rates": {m: round(mean_pref[m], 4) for m in sorted(mean_pref, key=lambda m: -mean_pref[m])},
             "lc_published": {m: lc[m] for m in ranked}}  # fmt: skip

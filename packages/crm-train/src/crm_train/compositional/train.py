@@ -6,7 +6,9 @@
 4. criteria and voice: weights read from each phrasing's embedding, fitted so that stated properties decide
    property pairs, DSP domains decide through voice, and silent criteria move nothing; criteria noise
    (added unrelated criteria, removed criteria, opposite criteria with the label flipped) re-drawn every step;
-5. the folder: crm.json (kind compositional, config, seed, data hash), heads.safetensors, encoder/, model card.
+   then the whole-text reference signals: an IDF table from the training answers, weights from the config;
+5. the folder: crm.json (kind compositional, config, seed, data hash), heads.safetensors, reference_idf.json,
+   encoder/, model card.
 
     uv run crm-train --config training/configs/crm-compositional.yaml
 """
@@ -28,6 +30,7 @@ from crm_core.compositional import CRITERIA_LAYERS, HEADS_FILE, quality_input, r
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder, make_lean, write_encoder
 from crm_core.model import CRMSpec
 from crm_core.properties import NAMES
+from crm_core.reference import IdfTable, lexical_similarity, relative_length
 from tqdm.auto import tqdm
 
 from crm_train.compositional import phrasings as P
@@ -60,6 +63,16 @@ class CompositionalConfig:
         "added to the learned weight of reference similarity after the pairwise fit: per "
         "pair it barely helps, across a leaderboard it orders models better (chosen on "
         "development models by benchmarks/quality_variants.py; 0: the learned weight alone)",
+    )
+    lexsim_weight: float = _f(
+        0.0,
+        "weight of the lexical (TF-IDF) similarity to the reference answer in the quality term, added after the "
+        "fit like the boost (chosen on development data by benchmarks/reference_signals.py; 0: left out)",
+    )
+    length_weight: float = _f(
+        0.0,
+        "weight of the length relative to the reference answer, tanh(log2 ratio), in the quality term (negative: "
+        "the judges' taste for length taken back out; chosen with lexsim_weight)",
     )
     quality_hidden: int = _f(256, "hidden width of the quality network")
     quality_epochs: int = _f(12, "epochs of the quality fit (the best by validation loss is kept)")
@@ -97,6 +110,11 @@ class CompositionalConfig:
     )
     voice_threshold: float = _f(
         0.0, "when serving: the length of each criterion's voice vector is soft-thresholded by this (chosen with it)"
+    )
+    threshold_in_fit: bool = _f(
+        False,
+        "apply the two serving thresholds inside the criteria fit too (ramped up from 0 over the first half of "
+        "the steps), so that the weights a criterion needs are fitted to clear the cut",
     )
 
 
@@ -221,6 +239,17 @@ def boost_reference(net: QualityNet, t: dict, prompts: list[str], rows: list[int
     }
 
 
+def reference_part_spread(net: QualityNet, features: Features, idf: IdfTable, pairs: list[S.QualityPair],
+                          config: CompositionalConfig) -> float:  # fmt: skip
+    """Spread among answers to one prompt of everything the reference adds to the quality term (embedding
+    cosine, lexical similarity, relative length) over the training answers that have a reference."""
+    texts, refs = [p.a for p in pairs], [p.reference for p in pairs]
+    sim = reference_similarity(features.embed(texts), refs, features.embed)
+    part = (net.refsim_weight.item() * sim + config.lexsim_weight * lexical_similarity(texts, refs, idf)
+            + config.length_weight * relative_length(texts, refs))  # fmt: skip
+    return centred_std(part.astype(np.float64), [p.prompt for p in pairs])
+
+
 def centred_std(values: np.ndarray, groups: list[str]) -> float:
     """Standard deviation of `values` after subtracting each group's mean."""
     ids = {g: i for i, g in enumerate(dict.fromkeys(groups))}
@@ -277,6 +306,14 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
         )
         torch.save({"key": key, "dim": train_t["xa"].shape[1], "state": quality_net.state_dict(), "log": quality_log},
                    stage)  # fmt: skip
+    # 3b: the whole-text reference signals (crm_core.reference), weighted as the config says
+    idf, reference_spread = None, quality_log["reference_boost"].get("spread", 0)
+    with_ref = [p for p in pairs if p.reference is not None]
+    if with_ref and (config.lexsim_weight or config.length_weight):
+        idf = IdfTable.build(dict.fromkeys(t for p in with_ref for t in (p.a, p.reference)))
+        reference_spread = reference_part_spread(quality_net, features, idf, with_ref, config)
+        quality_log["whole_text_reference"] = {"idf_documents": idf.documents, "idf_words": len(idf.idf),
+                                               "reference_spread": round(reference_spread, 4)}  # fmt: skip
     # 4: criteria and voice, on the training groups' answers
     x, _ = quality_inputs(features, spread, [train_groups.prompts[g] for g in train_groups.group],
                           train_groups.texts, [None] * len(train_groups.texts))  # fmt: skip
@@ -285,9 +322,7 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
     # on a bench the quality term also varies with reference similarity, which these answers lack: a fixed draw of
     # the same spread stands in for it, so the criteria learn weights that hold against the bench's quality
     clean_quality = quality.copy()
-    quality = quality + np.random.default_rng(config.seed).normal(
-        0, quality_log["reference_boost"].get("spread", 0), len(quality)
-    ).astype(np.float32)
+    quality = quality + np.random.default_rng(config.seed).normal(0, reference_spread, len(quality)).astype(np.float32)
     z = train_groups.centred(spread)
     rng = np.random.default_rng(config.seed)
     bank = P.training_bank(config.seed)
@@ -302,6 +337,9 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
     criteria_net, criteria_log = fit_criteria(data, encoder, config)
     # 5: the folder
     params = {"spread": torch.tensor(spread), "refsim_weight": quality_net.refsim_weight.detach().reshape(1)}
+    if idf is not None:
+        params.update({"lexsim_weight": torch.tensor([config.lexsim_weight]),
+                       "length_weight": torch.tensor([config.length_weight])})  # fmt: skip
     params.update(linear_params(quality_net.quality, "quality"))
     params.update(linear_params(criteria_net.criteria, "criteria"))
     params["voice_proj"] = criteria_net.voice_proj.weight.detach()
@@ -313,7 +351,7 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
                     name: sum(p.source == name for p in pairs) for name in sorted({p.source for p in pairs})},
                 "property_pairs": {NAMES[k]: len(v) for k, v in data.clear.items()}, "dsp_pairs": len(data.dsp),
                 "phrasings": len(bank), "silent_criteria": {"short": len(short), "rubrics": len(rubrics)}}  # fmt: skip
-    return save_compositional(out / "best", params, encoder_dir, manifest)
+    return save_compositional(out / "best", params, encoder_dir, manifest, idf)
 
 
 def linear_params(sequential: torch.nn.Sequential, prefix: str) -> dict[str, torch.Tensor]:
@@ -325,10 +363,13 @@ def linear_params(sequential: torch.nn.Sequential, prefix: str) -> dict[str, tor
     }
 
 
-def save_compositional(folder: Path, params: dict, encoder_dir: Path, manifest: dict) -> Path:
+def save_compositional(folder: Path, params: dict, encoder_dir: Path, manifest: dict,
+                       idf: IdfTable | None = None) -> Path:  # fmt: skip
     from safetensors.numpy import save_file
 
     with atomic_dir(folder) as tmp:
+        if idf is not None:
+            idf.save(tmp)
         save_file({k: np.ascontiguousarray(v.detach().numpy() if hasattr(v, "detach") else v, dtype=np.float32)
                    for k, v in params.items()}, str(tmp / HEADS_FILE))  # fmt: skip
         shutil.copytree(encoder_dir, tmp / ENCODER_DIR)
