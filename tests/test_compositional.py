@@ -317,9 +317,15 @@ def test_the_criteria_fit_cuts_each_criterion_as_serving_does():
     rows[0, k:] *= 10  # one long voice, two short ones
     identity = np.zeros((k + r, 384), np.float32)
     identity[:, : k + r] = np.eye(k + r)
-    heads = CompositionalHeads({"spread": np.ones(k), "voice_proj": np.zeros((r, 384)), "criteria.0.weight": identity,
-                                "criteria.0.bias": np.zeros(k + r)}, weight_threshold=0.5, voice_threshold=5.0)  # fmt: skip
+    params = {"spread": np.ones(k), "voice_proj": np.zeros((r, 384)), "criteria.0.weight": identity,
+              "criteria.0.bias": np.zeros(k + r)}  # fmt: skip
+    heads = CompositionalHeads(params, weight_threshold=0.5, voice_threshold=5.0)
     served = heads.criteria_side(np.pad(rows, ((0, 0), (0, 384 - k - r))))
     w, u = serving_cut(torch.tensor(rows[:, :k]), torch.tensor(rows[:, k:]), 0.5, 5.0)
     assert np.allclose(w.sum(0).numpy(), served.weights, atol=1e-6)
     assert np.allclose(u.sum(0).numpy(), served.voice, atol=1e-5) and (u[1:] == 0).all() and (u[0] != 0).all()
+    # at the start of the fit the head is zero and the ramp's threshold too: the rows' gradient must get through
+    w0, u0 = torch.zeros(2, k, requires_grad=True), torch.zeros(2, r, requires_grad=True)
+    cut_w, cut_u = serving_cut(w0, u0, 0.0, 0.0)
+    (cut_w.sum() + cut_u.sum()).backward()
+    assert (w0.grad == 1).all() and (u0.grad == 1).all()

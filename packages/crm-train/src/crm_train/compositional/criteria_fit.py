@@ -148,9 +148,10 @@ def serving_cut(w: torch.Tensor, u: torch.Tensor, weight_threshold: float, voice
     """What crm_core.compositional.CompositionalHeads does to each criterion when serving: property weights
     soft-thresholded, the voice vector's length too. Inside the fit, weights the cut would erase get no gradient
     from the rows, so the ones a criterion needs learn to clear it."""
-    w = torch.sign(w) * torch.relu(w.abs() - weight_threshold)
-    length = u.norm(dim=1, keepdim=True)
-    return w, u * torch.relu(length - voice_threshold) / length.clamp(min=1e-12)
+    # written so that a zero threshold is the identity with its gradient, even at the zero-initialised start
+    w = w - w.clamp(-weight_threshold, weight_threshold)
+    keep = torch.relu(1 - voice_threshold / u.norm(dim=1, keepdim=True).clamp(min=1e-12))
+    return w, u * keep
 
 
 def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list[dict]]:
