@@ -329,3 +329,20 @@ def test_the_criteria_fit_cuts_each_criterion_as_serving_does():
     cut_w, cut_u = serving_cut(w0, u0, 0.0, 0.0)
     (cut_w.sum() + cut_u.sum()).backward()
     assert (w0.grad == 1).all() and (u0.grad == 1).all()
+
+
+def test_the_response_side_encodes_each_distinct_text_once(compositional_crm):
+    """A bench repeats some answers verbatim and holds the reference model's own answers: none is encoded twice."""
+    crm = load_crm(compositional_crm)
+    rows: list[int] = []
+    hook = crm.encoder.model.register_forward_pre_hook(lambda _m, _a, kw: rows.append(len(kw["input_ids"])),
+                                                       with_kwargs=True)  # fmt: skip
+    a, b = "The answer is two.", "Two, because one plus one is two."
+    try:
+        side = crm.response_side(["Count to two"] * 3, [a, a, b], [a, a, a])
+    finally:
+        hook.remove()
+    assert sum(rows) == 3  # the query, then a and b; the reference a comes from the responses
+    assert np.allclose(side.quality[0], side.quality[1])
+    fresh = crm.response_side(["Count to two"], [b], [a])  # the reference encoded on its own: the same numbers
+    assert side.quality[2] == pytest.approx(fresh.quality[0], abs=1e-4)

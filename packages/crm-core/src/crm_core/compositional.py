@@ -214,7 +214,14 @@ class CompositionalScorer:
         rvec = encode(list(responses), progress=progress)
         refsim = lexsim = rel_length = None
         if references is not None:
-            refsim = reference_similarity(rvec, references, encode)
+            known = dict(zip(responses, rvec, strict=True))
+
+            def encode_references(texts: list[str]) -> np.ndarray:  # the reference model's own answers are
+                missing = [t for t in texts if t not in known]  # usually on the bench: not encoded twice
+                known.update(zip(missing, encode(missing), strict=True) if missing else ())
+                return np.stack([known[t] for t in texts]) if texts else np.zeros((0, rvec.shape[1]), np.float32)
+
+            refsim = reference_similarity(rvec, references, encode_references)
             lexsim = lexical_similarity(responses, references, self.idf) if self.idf is not None else None
             rel_length = relative_length(responses, references)
         return self.heads.response_side(qvec[[where[q] for q in queries]], rvec, measure_many(responses), refsim,
