@@ -396,8 +396,10 @@ def model_card(spec: CRMSpec) -> str:
         "- training data: human votes (Auto-J, HH-RLHF MIT, WebGPT), GPT-4-turbo AlpacaEval annotations (non-default "
         "models, training half of the instructions only), DSP (CC BY-NC 4.0: non-commercial), MT-bench and "
         "Arena-Hard answers (Apache-2.0) for property pairs. No AlpacaEval instruction outside that allowance.",
-        "- limits: properties are measured by rules (crm_core/properties.py); voice and quality read the first "
-        f"{spec.max_length} tokens only.", ""])  # fmt: skip
+        "- limits: properties (crm_core/properties.py) and, where a bench has the reference model's answer, the "
+        "lexical and length reference signals (crm_core/reference.py, IDF table in reference_idf.json) are "
+        f"measured by code over the whole text; voice and the quality network read the first {spec.max_length} "
+        "tokens only.", ""])  # fmt: skip
 
 
 __all__ = ["CompositionalConfig", "split_criteria", "train"]
