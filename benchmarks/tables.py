@@ -200,6 +200,28 @@ def quality_table() -> str:
     return "\n".join(lines)
 
 
+def reference_table() -> str:
+    r = _load("reference_signals.json")
+    chosen = r["chosen"]
+    lines = ["Whole-text reference signals (`lexsim_weight`, `length_weight`), chosen on development data only (the "
+             "mean of the two dev columns); the evaluation half is scored after the choice.", "",
+             "| lexsim weight | length weight | held-out models tau | dev tau (training half) | development mean |",
+             "|---|---|---|---|---|"]  # fmt: skip
+    for g in r["grid"].values():
+        mark = " (chosen)" if g == chosen else ""
+        lines.append(f"| {g['lexsim_weight']:g}{mark} | {g['length_weight']:g} | {g['held_out_models_tau']:.3f} | "
+                     f"{g['training_half_default_tau']:.3f} | {g['development_mean']:.3f} |")  # fmt: skip
+    lines += ["", "| evaluation half | tau vs LC (discrete) | tau vs raw win rate | agreement with GPT-4-turbo |",
+              "|---|---|---|---|"]  # fmt: skip
+    for name, e in r["evaluation_half"].items():
+        lex, length = name.split("/")
+        label = f"lexsim {float(lex):g}, length {float(length):g}" + (" (no whole-text signal)" if name == "0.0/0.0"
+                                                                       else "")  # fmt: skip
+        lines.append(f"| {label} | {e['tau_vs_lc']:.3f} ({e['tau_discrete_vs_lc']:.3f}) | "
+                     f"{e['tau_vs_raw_win_rate']:.3f} | {e['gpt4_turbo_agreement']['accuracy']:.3f} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def concise_table() -> str:
     r = _load("criteria_leaderboards.json")
     lines = ['Under "Prefer short, concise answers." (805 queries x 40 models, shipped CRM):', "",
@@ -256,6 +278,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "compositional": compositional_table,
     "instant": instant_table,
     "quality": quality_table,
+    "reference": reference_table,
     "concise": concise_table,
     "taste": taste_table,
 }
