@@ -131,6 +131,13 @@ def compositional_table() -> str:
         f"| agreement with GPT-4-turbo's verdicts, evaluation half ({len(lb['gpt4_turbo_models'])} default models) "
         f"| {g['n']} | {g['accuracy']:.3f} |"
     )
+    trivial = lb.get("gpt4_turbo_agreement_if_the_reference_always_wins")
+    won = lb.get("gpt4_turbo_agreement_when_the_model_won")
+    if trivial and won:
+        lines += [f"| the same, if the reference always won (a constant) | {trivial['n']} | "
+                  f"{trivial['accuracy']:.3f} |",
+                  f"| the same, on the verdicts where GPT-4-turbo preferred the model | {won['n']} | "
+                  f"{won['accuracy']:.3f} |"]  # fmt: skip
     return "\n".join(lines)
 
 

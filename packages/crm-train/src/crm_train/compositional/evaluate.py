@@ -220,6 +220,7 @@ def leaderboard_report(judge: Judge, shared: Path, half: str = "evaluation") -> 
                 verdicts.append((score[key] > score[(key[0], base)]) == (row["preference"] > 1.5))
                 reference_wins.append(row["preference"] < 1.5)
                 judged.add(row["model"])
+    model_won = [v for v, r in zip(verdicts, reference_wins, strict=True) if not r]
     rng = np.random.default_rng(0)
     random_taus = [kendall_tau(rng.permutation(truth), truth) for _ in range(200)]
     return {"half": half, "queries": len(ids), "models": len(ranked),
@@ -231,6 +232,7 @@ def leaderboard_report(judge: Judge, shared: Path, half: str = "evaluation") -> 
             "tau_random_mean": round(float(np.mean(random_taus)), 4),
             "gpt4_turbo_agreement": _rate(verdicts),
             "gpt4_turbo_agreement_if_the_reference_always_wins": _rate(reference_wins),
+            "gpt4_turbo_agreement_when_the_model_won": _rate(model_won),
             "gpt4_turbo_models": sorted(judged),
             "weighted_win_rates": {m: round(mean_pref[m], 4) for m in sorted(mean_pref, key=lambda m: -mean_pref[m])},
             "lc_published": {m: lc[m] for m in ranked}}  # fmt: skip
