@@ -31,7 +31,7 @@ LEXSIM_WEIGHTS = (0.0, 1.0, 2.0, 3.0, 5.0)
 LENGTH_WEIGHTS = (0.0, -0.25, -0.5, -1.0)
 
 
-def held_out_boards(judge, shared: Path, annotations: list, human_train: list, validation: list, idf) -> list:
+def held_out_boards(judge, annotations: list, human_train: list, validation: list, idf) -> list:
     """Per fold: (model per pair, the fold net's quality difference to the reference, lexical similarity, relative
     length) for the fold's annotation pairs."""
     import torch
@@ -86,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     from crm_core.reference import IdfTable
     from crm_train.compositional import sources as S
     from crm_train.compositional.evaluate import Judge, leaderboard_report, published_lc
+    from emit import emit
 
     judge = Judge(args.model, args.embeddings)
     annotations = S.annotation_pairs(args.shared)
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     idf = IdfTable.build(dict.fromkeys(t for p in annotations for t in (p.a, p.reference)))
     judge.scorer.idf = idf
     lc = published_lc(args.shared)
-    folds = held_out_boards(judge, args.shared, ann_train, S.human_pairs(args.shared, "train"), validation, idf)
+    folds = held_out_boards(judge, ann_train, S.human_pairs(args.shared, "train"), validation, idf)
     grid = {}
     for lexsim in LEXSIM_WEIGHTS:
         for length in LENGTH_WEIGHTS:
@@ -117,10 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         }
     result = {"model": str(args.model), "idf": {"documents": idf.documents, "words": len(idf.idf)}, "grid": grid,
               "chosen": chosen, "evaluation_half": evaluation}  # fmt: skip
-    text = json.dumps(result, indent=2)
-    if args.output:
-        args.output.write_text(text + "\n", encoding="utf-8")
-    print(text)
+    emit(result, args.output)
     return 0
 
 
