@@ -331,6 +331,43 @@ def test_the_criteria_fit_cuts_each_criterion_as_serving_does():
     assert (w0.grad == 1).all() and (u0.grad == 1).all()
 
 
+def test_a_criterion_the_form_gate_reads_as_general_moves_no_property():
+    """The gate drops a general criterion's property weights whole (no small ones left to flip close decisions),
+    leaves its voice, and leaves a criterion it reads as being about a property exactly as it was."""
+    from crm_core.compositional import CompositionalHeads
+
+    k, r = len(NAMES), 4
+    identity = np.zeros((k + r, 384), np.float32)
+    identity[:, : k + r] = np.eye(k + r)
+    gate = np.zeros((1, 384), np.float32)
+    gate[0, 383] = 1.0  # the gate reads the last input dimension
+    params = {"spread": np.ones(k), "voice_proj": np.zeros((r, 384)), "criteria.0.weight": identity,
+              "criteria.0.bias": np.zeros(k + r), "form_gate.0.weight": gate,
+              "form_gate.0.bias": np.zeros(1)}  # fmt: skip
+    rows = np.zeros((2, 384), np.float32)
+    rows[:, :k] = np.random.default_rng(0).normal(0, 1.0, (2, k))
+    rows[:, k : k + r] = 1.0
+    rows[0, 383], rows[1, 383] = 2.0, -2.0  # about a property; general
+    heads = CompositionalHeads(params)
+    about, general = heads.criteria_side(rows[:1]), heads.criteria_side(rows[1:])
+    assert np.allclose(about.weights, rows[0, :k]) and (general.weights == 0).all()
+    assert np.allclose(general.voice, 1.0) and np.allclose(about.voice, 1.0)
+    assert (CompositionalHeads(params, gate_cut=3.0).criteria_side(rows[:1]).weights == 0).all()
+
+
+def test_the_stray_penalty_counts_only_weights_a_phrasing_is_not_about():
+    """A bank phrasing's own property is free; its others, and all of a general criterion's, are penalised."""
+    from crm_train.compositional.criteria_fit import stray_weights
+
+    k = len(NAMES)
+    w = torch.zeros(4, k)
+    w[0, 3] = w[3, 5] = 2.0  # bank rows 0 and 3 on their own property: free
+    assert float(stray_weights(w, np.array([3, 0, 0, 5]), 1, 3)) == 0.0
+    w[1, 3] = 2.0  # a general criterion (rows 1-2) with a weight: penalised whatever `about` says
+    w[3, 4] = 1.0  # bank row 3 on a property it is not about
+    assert float(stray_weights(w, np.array([3, 3, 3, 5]), 1, 3)) == pytest.approx((4.0 + 1.0) / (4 * k))
+
+
 def test_the_response_side_encodes_each_distinct_text_once(compositional_crm):
     """A bench repeats some answers verbatim and holds the reference model's own answers: none is encoded twice."""
     crm = load_crm(compositional_crm)

@@ -109,12 +109,14 @@ class CompositionalHeads:
     voice vector (a domain or tone criterion has a voice ten times longer than a general one such as "I'm a nurse").
     """
 
-    def __init__(self, params: dict[str, np.ndarray], weight_threshold: float = 0.0, voice_threshold: float = 0.0):
+    def __init__(self, params: dict[str, np.ndarray], weight_threshold: float = 0.0, voice_threshold: float = 0.0,
+                 gate_cut: float = 0.0):  # fmt: skip
         self.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items()
                        if not k.startswith(CRITERIA_LAYERS)}  # fmt: skip
         self.spread = self.params["spread"]
         self.rank = self.params["voice_proj"].shape[0]
         self.weight_threshold, self.voice_threshold = float(weight_threshold), float(voice_threshold)
+        self.gate_cut = float(gate_cut)
 
     def response_side(self, query_vec: np.ndarray, response_vec: np.ndarray, phi: np.ndarray,
                       refsim: np.ndarray | None = None, lexsim: np.ndarray | None = None,
@@ -134,6 +136,8 @@ class CompositionalHeads:
             return CriteriaSide(np.zeros(k, np.float32), np.zeros(self.rank, np.float32))
         out = mlp(self.params, "criteria", criteria_vecs)  # one row per criterion
         weights = np.sign(out[:, :k]) * np.maximum(np.abs(out[:, :k]) - self.weight_threshold, 0.0)
+        if "form_gate.0.weight" in self.params:  # a criterion the gate reads as general moves no property
+            weights = weights * (mlp(self.params, "form_gate", criteria_vecs) >= self.gate_cut)
         length = np.linalg.norm(out[:, k:], axis=1, keepdims=True)
         voice = out[:, k:] * np.maximum(length - self.voice_threshold, 0.0) / np.maximum(length, 1e-12)
         return CriteriaSide(weights.sum(axis=0), voice.sum(axis=0))
@@ -167,7 +171,10 @@ class CompositionalScorer:
         params = load(heads_bytes)
         serving = self.spec.extra.get("config", {})
         self.heads = CompositionalHeads(
-            params, serving.get("weight_threshold", 0.0), serving.get("voice_threshold", 0.0)
+            params,
+            serving.get("weight_threshold", 0.0),
+            serving.get("voice_threshold", 0.0),
+            serving.get("form_gate_cut", 0.0),
         )
         self.encoder = TextEncoder(self.folder / ENCODER_DIR, threads=threads)
         self.criteria_encoder = criteria_encoder(self.encoder, params)

@@ -65,6 +65,8 @@ class CriteriaNet(torch.nn.Module):
         self.criteria = torch.nn.Sequential(torch.nn.Linear(384, hidden), torch.nn.GELU(),
                                             torch.nn.Linear(hidden, k + rank))  # fmt: skip
         self.voice_proj = torch.nn.Linear(384, rank, bias=False)
+        # is the criterion about a measured property at all? (a serving gate: crm_core.compositional)
+        self.form_gate = torch.nn.Sequential(torch.nn.Linear(384, 128), torch.nn.GELU(), torch.nn.Linear(128, 1))
         torch.nn.init.zeros_(self.criteria[2].weight)
         torch.nn.init.zeros_(self.criteria[2].bias)
 
@@ -77,9 +79,11 @@ class CriteriaNet(torch.nn.Module):
         pooled = (h * m).sum(1) / m.sum(1).clamp(min=1)
         return torch.nn.functional.normalize(pooled, dim=-1)
 
-    def forward(self, states: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        out = self.criteria(self.embed(states, mask))
-        return out[:, : self.k], out[:, self.k :]
+    def forward(self, states: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Property weights, voice vector and form-gate logit of each criterion."""
+        pooled = self.embed(states, mask)
+        out = self.criteria(pooled)
+        return out[:, : self.k], out[:, self.k :], self.form_gate(pooled)[:, 0]
 
 
 @dataclass
@@ -154,6 +158,15 @@ def serving_cut(w: torch.Tensor, u: torch.Tensor, weight_threshold: float, voice
     return w, u * keep
 
 
+def stray_weights(w: torch.Tensor, about: np.ndarray, general_from: int, general_to: int) -> torch.Tensor:
+    """Mean square of the weights rows give to properties they are not about: a bank phrasing's other properties,
+    and every property of a general criterion (rows general_from:general_to; `about` is ignored there)."""
+    stray = torch.ones_like(w)
+    bank_rows = np.r_[0:general_from, general_to : len(w)]
+    stray[torch.tensor(bank_rows), torch.tensor(about[bank_rows])] = 0.0
+    return (w * stray).pow(2).mean()
+
+
 def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list[dict]]:
     """The fit; returns the net and a loss log (every 100 steps)."""
     torch.manual_seed(config.seed)
@@ -165,7 +178,8 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
     net = CriteriaNet(k, config.criteria_hidden, config.voice_rank, tuned)
     opt = torch.optim.AdamW([
         {"params": net.layers.parameters(), "lr": config.criteria_layer_lr},
-        {"params": [*net.criteria.parameters(), *net.voice_proj.parameters()], "lr": config.criteria_lr},
+        {"params": [*net.criteria.parameters(), *net.voice_proj.parameters(), *net.form_gate.parameters()],
+         "lr": config.criteria_lr},
     ], weight_decay=config.weight_decay)  # fmt: skip
     z, vec, q = torch.tensor(data.z), torch.tensor(data.vec), torch.tensor(data.quality, dtype=torch.float32)
     q_silent = torch.tensor(data.clean_quality, dtype=torch.float32) if config.silent_extra else q
@@ -196,7 +210,7 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
         dsp_phr = np.array([rng.choice(data.dsp_phrasings[d]) for d in range(len(DSP_DOMAINS))])
         phr = np.concatenate([prop_phr, gen_phr, silent_bank, dsp_phr])
         width = int(data.mask[phr].sum(1).max())  # pad only to this draw's longest phrasing
-        w_all, u_all = net(data.states[phr, :width], data.mask[phr, :width])
+        w_all, u_all, gate = net(data.states[phr, :width], data.mask[phr, :width])
         if config.threshold_in_fit:  # the serving cut, reached over the first half of the steps
             ramp = min(1.0, 2.0 * step / max(config.criteria_steps, 1))
             w_all, u_all = serving_cut(w_all, u_all, ramp * config.weight_threshold, ramp * config.voice_threshold)
@@ -231,9 +245,20 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
         # the least weights that do the job: nothing else holds back a property no drawn row tests
         loss_size = config.weight_penalty * w_all.pow(2).mean() + config.voice_penalty * u_all.pow(2).mean()
         loss = loss_prop + config.silent_weight * loss_silent + loss_dsp + loss_size
+        if config.stray_penalty:  # what each drawn phrasing is about is known: every other weight should be 0
+            about_all = np.zeros(o3, dtype=int)
+            about_all[:o1], about_all[o2:o3] = bank_prop[phr[:o1]], bank_prop[phr[o2:o3]]
+            loss = loss + config.stray_penalty * stray_weights(w_all[:o3], about_all, o1, o2)
+        if config.form_gate_weight:  # bank phrasings speak about a property; general and domain criteria do not
+            about_form = torch.ones(len(phr), dtype=torch.bool)
+            about_form[o1:o2] = about_form[o3:] = False  # the two classes weigh the same
+            loss_gate = (bce(gate[about_form], torch.ones(int(about_form.sum())))
+                         + bce(gate[~about_form], torch.zeros(int((~about_form).sum())))) / 2  # fmt: skip
+            loss = loss + config.form_gate_weight * loss_gate
         if step % 100 == 0 or step == config.criteria_steps - 1:
             log.append({"step": step, "property": round(float(loss_prop), 4), "silent_kl": round(float(loss_silent), 4),
-                        "dsp": round(float(loss_dsp), 4)})  # fmt: skip
+                        "dsp": round(float(loss_dsp), 4),
+                        "form_gate": round(float(loss_gate), 4) if config.form_gate_weight else None})  # fmt: skip
         opt.zero_grad()
         loss.backward()
         opt.step()

@@ -95,6 +95,20 @@ class CompositionalConfig:
         "silent rows compare logits multiplied by this (0: 1 / the within-prompt spread of "
         "the reference-free quality, the strictest)",
     )
+    stray_penalty: float = _f(
+        0.0,
+        "L2 penalty (mean square) on the weights a phrasing gives to properties it is not about, and on every "
+        "weight of a general criterion: a direct target for what the silent rows only reach through pairs",
+    )
+    form_gate_weight: float = _f(
+        0.0,
+        "weight of the form gate's loss: a classifier on the criteria embedding that tells a sentence about a "
+        "measured property (the phrasing bank) from a general or domain criterion; when serving, a criterion the "
+        "gate calls general gives no property weights at all (0: no gate)",
+    )
+    form_gate_cut: float = _f(
+        0.0, "when serving: the form gate's logit below which a criterion's property weights are dropped"
+    )
     voice_penalty: float = _f(0.0, "L2 penalty on the voice vector a criterion gives (mean over its components)")
     silent_extra: bool = _f(
         False,
@@ -344,6 +358,8 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
     params.update(linear_params(quality_net.quality, "quality"))
     params.update(linear_params(criteria_net.criteria, "criteria"))
     params["voice_proj"] = criteria_net.voice_proj.weight.detach()
+    if config.form_gate_weight:
+        params.update(linear_params(criteria_net.form_gate, "form_gate"))
     first = encoder.model.config.num_hidden_layers - config.criteria_layers
     for j, layer in enumerate(criteria_net.layers):
         params.update({f"{CRITERIA_LAYERS}{first + j}.{k}": v.detach() for k, v in layer.state_dict().items()})
