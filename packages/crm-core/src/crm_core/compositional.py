@@ -107,6 +107,8 @@ class CompositionalHeads:
     moving what it does not speak about: each criterion's property weights are soft-thresholded (|w| - threshold,
     0 below it: the small weights a sentence gives properties it never mentions go), and so is the length of its
     voice vector (a domain or tone criterion has a voice ten times longer than a general one such as "I'm a nurse").
+    Heads fitted with a form gate (`form_gate.*`) also drop all property weights of a criterion whose gate logit is
+    below `gate_cut`: one the gate reads as general (who the user is, what it is for, "be accurate").
     """
 
     def __init__(self, params: dict[str, np.ndarray], weight_threshold: float = 0.0, voice_threshold: float = 0.0,

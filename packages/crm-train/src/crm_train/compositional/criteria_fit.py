@@ -10,6 +10,8 @@ phrasings it draws. Each step draws fresh rows (the paper's criteria noise, re-d
 - silent rows: a general criterion, or a phrasing about a property the pair barely differs in: the decision must
   stay the criteria-free one (noise "remove": what an irrelevant criterion must not change);
 - DSP rows: under a domain's phrasing, that domain's answer beats the others (voice).
+Two optional direct targets: the stray penalty (a phrasing's weights on properties it is not about, and a general
+criterion's on any, should be 0) and the form gate (a classifier: does this criterion speak about form at all?).
 """
 
 from __future__ import annotations
@@ -249,9 +251,9 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
             about_all = np.zeros(o3, dtype=int)
             about_all[:o1], about_all[o2:o3] = bank_prop[phr[:o1]], bank_prop[phr[o2:o3]]
             loss = loss + config.stray_penalty * stray_weights(w_all[:o3], about_all, o1, o2)
-        if config.form_gate_weight:  # bank phrasings speak about a property; general and domain criteria do not
-            about_form = torch.ones(len(phr), dtype=torch.bool)
-            about_form[o1:o2] = about_form[o3:] = False  # the two classes weigh the same
+        if config.form_gate_weight:  # bank phrasings and domain criteria (their register) speak about form;
+            about_form = torch.ones(len(phr), dtype=torch.bool)  # general criteria do not
+            about_form[o1:o2] = False  # the two classes weigh the same
             loss_gate = (bce(gate[about_form], torch.ones(int(about_form.sum())))
                          + bce(gate[~about_form], torch.zeros(int((~about_form).sum())))) / 2  # fmt: skip
             loss = loss + config.form_gate_weight * loss_gate

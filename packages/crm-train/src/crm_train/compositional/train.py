@@ -103,7 +103,8 @@ class CompositionalConfig:
     form_gate_weight: float = _f(
         0.0,
         "weight of the form gate's loss: a classifier on the criteria embedding that tells a sentence about a "
-        "measured property (the phrasing bank) from a general or domain criterion; when serving, a criterion the "
+        "measured property (the phrasing bank, and the domain phrasings: a register is form too) from a general "
+        "criterion (persona, purpose, accuracy); when serving, a criterion the "
         "gate calls general gives no property weights at all (0: no gate)",
     )
     form_gate_cut: float = _f(
