@@ -240,6 +240,31 @@ def concise_table() -> str:
     return "\n".join(lines)
 
 
+# development-only runs of benchmarks/criteria_shrinkage.py on criteria fits that differ from the shipped config
+CRITERIA_FITS = {
+    "criteria_fit_previous_dev.json": "previous shipped fit (no stray penalty, 27 short general criteria)",
+    "criteria_fit_with_cut_dev.json": "previous fit with the cut inside it (threshold_in_fit)",
+    "criteria_fit_stray_dev.json": "+ stray penalty 1.0",
+    "criteria_fit_more_general_dev.json": "+ more general criteria (silent_extra: 67 short, 365 rubric questions)",
+    "criteria_fit_stray_more_general_dev.json": "+ both",
+    "criteria_fit_gate_domains_general_dev.json": "+ both + form gate, domain phrasings as general",
+    "criteria_fit_gate_dev.json": "+ both + form gate, domain phrasings as form (shipped)",
+}
+
+
+def criteria_fits_table() -> str:
+    lines = ["Criteria fits on development data only (development phrasing bank and general criteria, validation-split "
+             "prompts), at the serving cut 0.25 / 30 (`criteria_shrinkage.py --development-only`):", "",
+             "| criteria fit | silent: unchanged | two or three criteria | property pairs (mean of worse direction) | "
+             "worst property | DSP flip |", "|---|---|---|---|---|---|"]  # fmt: skip
+    for name, label in CRITERIA_FITS.items():
+        row = next(g for g in _load(name)["development_grid"]
+                   if g["weight_threshold"] == 0.25 and g["voice_threshold"] == 30.0)  # fmt: skip
+        lines.append(f"| {label} | {row['silent']:.3f} | {row['combined']:.3f} | {row['properties_mean']:.3f} | "
+                     f"{row['worst_property']} {row['properties_min']:.3f} | {row['dsp_flip']:.3f} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def taste_table() -> str:
     r = _load("taste_votes.json")
     med = r["median_tau"]
@@ -288,6 +313,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "reference": reference_table,
     "concise": concise_table,
     "taste": taste_table,
+    "criteria-fits": criteria_fits_table,
 }
 
 

@@ -383,3 +383,47 @@ def test_the_response_side_encodes_each_distinct_text_once(compositional_crm):
     assert np.allclose(side.quality[0], side.quality[1])
     fresh = crm.response_side(["Count to two"], [b], [a])  # the reference encoded on its own: the same numbers
     assert side.quality[2] == pytest.approx(fresh.quality[0], abs=1e-4)
+
+
+def test_the_criteria_fit_learns_the_form_gate_and_the_stray_penalty_holds_other_weights_down(tmp_path):
+    """A short criteria fit on the real encoder and synthetic answers: the gate tells the bank's phrasings from the
+    general criteria it was shown, and the stray penalty leaves smaller weights on properties a phrasing is not
+    about than the same fit without it."""
+    from crm_core.encoder import TextEncoder
+    from crm_train.compositional import phrasings as P
+    from crm_train.compositional.criteria_fit import CriteriaData, fit_criteria, phrase_table
+    from crm_train.compositional.train import CompositionalConfig
+
+    encoder = TextEncoder(write_encoder(tmp_path / "encoder", max_tokens=32))
+    bank = [p for p in P.training_bank(0, 0.0) if p.prop in ("emoji", "bullets") and "{" not in p.text][::6]
+    general = P.silent_criteria()[:12]
+    states, mask, general_idx, dsp_phr = phrase_table(encoder, bank, general, 1)
+    rng = np.random.default_rng(0)
+    n, k = 60, len(NAMES)
+    z = rng.normal(0, 1.0, (n, k)).astype(np.float32)
+    quality = rng.normal(0, 0.1, n).astype(np.float32)
+    clear = {NAMES.index(p): [(i, i + 1) if z[i, NAMES.index(p)] > z[i + 1, NAMES.index(p)] else (i + 1, i)
+                              for i in range(0, n, 2)] for p in ("emoji", "bullets")}  # fmt: skip
+    vec = rng.normal(0, 0.05, (n, 384)).astype(np.float32)
+    dsp = [(d, 2 * d, 2 * d + 1) for d in range(4)]
+    data = CriteriaData(z, vec, quality, quality, 0.1, clear, dsp, bank, states, mask, general_idx, None, dsp_phr)
+
+    def fit(stray: float):
+        config = CompositionalConfig(criteria_steps=120, criteria_phrasings=16, stray_penalty=stray,
+                                     form_gate_weight=1.0, criteria_hidden=64, voice_rank=2)  # fmt: skip
+        net, _ = fit_criteria(data, encoder, config)
+        with torch.no_grad():
+            return net(states, mask)
+
+    own = torch.tensor([NAMES.index(p.prop) for p in bank])
+    w, _, gate = fit(10.0)
+    assert (gate[: len(bank)] > 0).all() and (gate[general_idx] < 0).all()
+    w0, _, _ = fit(0.0)
+
+    def stray(weights: torch.Tensor) -> float:
+        bank_w = weights[: len(bank)].clone()
+        bank_w[torch.arange(len(bank)), own] = 0.0
+        return float(bank_w.abs().mean() + weights[general_idx].abs().mean())
+
+    assert stray(w) < 0.7 * stray(w0)
+    assert float(w[torch.arange(len(bank)), own].abs().mean()) > 3 * stray(w)  # the weights that do the job stay
