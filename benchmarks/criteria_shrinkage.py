@@ -30,6 +30,7 @@ import numpy as np
 
 THRESHOLDS = (0.0, 0.1, 0.25, 0.5)
 VOICE_THRESHOLDS = (0.0, 15.0, 30.0)
+GATE_CUTS = (-2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 6.0)
 
 
 def card(judge, groups, dsp_groups) -> dict:
@@ -54,6 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--development-only", action="store_true",
                         help="stop after the development grid: no look at the report card's data (to compare fits, "
                         "e.g. one with threshold_in_fit, at the shipped setting)")  # fmt: skip
+    parser.add_argument("--gate-cuts", action="store_true",
+                        help="instead of the threshold grid: the form gate's cut (heads with a gate), at the serving "
+                        "thresholds in crm.json, on development data only; chosen by the same rule")  # fmt: skip
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
     from crm_train.compositional import evaluate as E
@@ -76,6 +80,21 @@ def main(argv: list[str] | None = None) -> int:
     P.validation_bank = P.development_bank  # development: phrasings and prompts never trained on
     P.VALIDATION_GENERAL, E.DSP_VALIDATION = P.DEVELOPMENT_GENERAL, DSP_TRAIN
     grid = []
+    if args.gate_cuts:
+        try:
+            for cut in GATE_CUTS:
+                judge.heads.gate_cut = cut
+                grid.append({"gate_cut": cut, **card(judge, dev_groups, dev_dsp)})
+                print(grid[-1], file=sys.stderr, flush=True)
+        finally:
+            P.validation_bank, P.VALIDATION_GENERAL, E.DSP_VALIDATION = saved
+        base = grid[0]  # the most open gate of the grid
+        kept = [g for g in grid if all(g[k] >= base[k] for k in ("properties_mean", "combined", "dsp_flip"))]
+        chosen = max(kept, key=lambda g: (g["silent"], -g["gate_cut"]))
+        heads = judge.heads
+        emit({"model": str(args.model), "weight_threshold": heads.weight_threshold,
+              "voice_threshold": heads.voice_threshold, "gate_grid": grid, "chosen": chosen}, args.output)  # fmt: skip
+        return 0
     try:
         for threshold in THRESHOLDS:
             for voice in VOICE_THRESHOLDS:

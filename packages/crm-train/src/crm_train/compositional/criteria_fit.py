@@ -60,15 +60,17 @@ class CriteriaNet(torch.nn.Module):
     """Tuned top layer(s) + mean pooling + MLP head -> (property weights, voice vector); and the voice projection
     of response embeddings."""
 
-    def __init__(self, k: int, hidden: int, rank: int, layers: list[torch.nn.Module]):
+    def __init__(self, k: int, hidden: int, rank: int, layers: list[torch.nn.Module], form_gate: bool = False):
         super().__init__()
         self.k = k
         self.layers = torch.nn.ModuleList(layers)
         self.criteria = torch.nn.Sequential(torch.nn.Linear(384, hidden), torch.nn.GELU(),
                                             torch.nn.Linear(hidden, k + rank))  # fmt: skip
         self.voice_proj = torch.nn.Linear(384, rank, bias=False)
-        # is the criterion about a measured property at all? (a serving gate: crm_core.compositional)
-        self.form_gate = torch.nn.Sequential(torch.nn.Linear(384, 128), torch.nn.GELU(), torch.nn.Linear(128, 1))
+        # is the criterion about a measured property at all? (a serving gate: crm_core.compositional); made only
+        # when fitted, so that a fit without it draws the same random numbers as before it existed
+        self.form_gate = (torch.nn.Sequential(torch.nn.Linear(384, 128), torch.nn.GELU(), torch.nn.Linear(128, 1))
+                          if form_gate else None)  # fmt: skip
         torch.nn.init.zeros_(self.criteria[2].weight)
         torch.nn.init.zeros_(self.criteria[2].bias)
 
@@ -81,11 +83,12 @@ class CriteriaNet(torch.nn.Module):
         pooled = (h * m).sum(1) / m.sum(1).clamp(min=1)
         return torch.nn.functional.normalize(pooled, dim=-1)
 
-    def forward(self, states: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Property weights, voice vector and form-gate logit of each criterion."""
+    def forward(self, states: torch.Tensor, mask: torch.Tensor) -> tuple:
+        """Property weights, voice vector and form-gate logit (None without a gate) of each criterion."""
         pooled = self.embed(states, mask)
         out = self.criteria(pooled)
-        return out[:, : self.k], out[:, self.k :], self.form_gate(pooled)[:, 0]
+        gate = self.form_gate(pooled)[:, 0] if self.form_gate is not None else None
+        return out[:, : self.k], out[:, self.k :], gate
 
 
 @dataclass
@@ -177,10 +180,10 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
     n_layers = encoder.model.config.num_hidden_layers
     tuned = [copy.deepcopy(encoder.model.encoder.layer[i]).float() for i in range(n_layers - config.criteria_layers,
                                                                                    n_layers)]  # fmt: skip
-    net = CriteriaNet(k, config.criteria_hidden, config.voice_rank, tuned)
+    net = CriteriaNet(k, config.criteria_hidden, config.voice_rank, tuned, form_gate=bool(config.form_gate_weight))
     opt = torch.optim.AdamW([
         {"params": net.layers.parameters(), "lr": config.criteria_layer_lr},
-        {"params": [*net.criteria.parameters(), *net.voice_proj.parameters(), *net.form_gate.parameters()],
+        {"params": [p for m in (net.criteria, net.voice_proj, net.form_gate) if m is not None for p in m.parameters()],
          "lr": config.criteria_lr},
     ], weight_decay=config.weight_decay)  # fmt: skip
     z, vec, q = torch.tensor(data.z), torch.tensor(data.vec), torch.tensor(data.quality, dtype=torch.float32)
