@@ -412,7 +412,11 @@ def model_card(spec: CRMSpec) -> str:
         f"- made by: crm-train with seed {config.get('seed')} on data hash {spec.extra.get('data_hash')}",
         "- training data: human votes (Auto-J, HH-RLHF MIT, WebGPT), GPT-4-turbo AlpacaEval annotations (non-default "
         "models, training half of the instructions only), DSP (CC BY-NC 4.0: non-commercial), MT-bench and "
-        "Arena-Hard answers (Apache-2.0) for property pairs. No AlpacaEval instruction outside that allowance.",
+        "Arena-Hard answers (Apache-2.0) for property pairs"
+        + ("; BiGGen-Bench rubric questions (Apache-2.0) as general criteria" if config.get("silent_extra") else "")
+        + ". No AlpacaEval instruction outside that allowance.",
+        *(["- form gate: a criterion it reads as general (who you are, what it is for) moves no property; the app "
+           "shows 'no measured property' for it"] if config.get("form_gate_weight") else []),
         "- limits: properties (crm_core/properties.py) and, where a bench has the reference model's answer, the "
         "lexical and length reference signals (crm_core/reference.py, IDF table in reference_idf.json) are "
         f"measured by code over the whole text; voice and the quality network read the first {spec.max_length} "
