@@ -79,37 +79,27 @@ def main(argv: list[str] | None = None) -> int:
     saved = P.validation_bank, P.VALIDATION_GENERAL, E.DSP_VALIDATION
     P.validation_bank = P.development_bank  # development: phrasings and prompts never trained on
     P.VALIDATION_GENERAL, E.DSP_VALIDATION = P.DEVELOPMENT_GENERAL, DSP_TRAIN
-    grid = []
+    # the settings scanned: the two thresholds, or (--gate-cuts) the gate's cut at the thresholds in crm.json
     if args.gate_cuts:
-        try:
-            for cut in GATE_CUTS:
-                judge.heads.gate_cut = cut
-                grid.append({"gate_cut": cut, **card(judge, dev_groups, dev_dsp)})
-                print(grid[-1], file=sys.stderr, flush=True)
-        finally:
-            P.validation_bank, P.VALIDATION_GENERAL, E.DSP_VALIDATION = saved
-        base = grid[0]  # the most open gate of the grid
-        kept = [g for g in grid if all(g[k] >= base[k] for k in ("properties_mean", "combined", "dsp_flip"))]
-        chosen = max(kept, key=lambda g: (g["silent"], -g["gate_cut"]))
-        heads = judge.heads
-        emit({"model": str(args.model), "weight_threshold": heads.weight_threshold,
-              "voice_threshold": heads.voice_threshold, "gate_grid": grid, "chosen": chosen}, args.output)  # fmt: skip
-        return 0
+        settings = [{"gate_cut": cut} for cut in GATE_CUTS]
+    else:
+        settings = [{"weight_threshold": t, "voice_threshold": v} for t in THRESHOLDS for v in VOICE_THRESHOLDS]
+    grid = []
     try:
-        for threshold in THRESHOLDS:
-            for voice in VOICE_THRESHOLDS:
-                judge.heads.weight_threshold, judge.heads.voice_threshold = threshold, voice
-                grid.append(
-                    {"weight_threshold": threshold, "voice_threshold": voice, **card(judge, dev_groups, dev_dsp)}
-                )
-                print(grid[-1], file=sys.stderr, flush=True)
+        for setting in settings:
+            for name, value in setting.items():
+                setattr(judge.heads, name, value)
+            grid.append({**setting, **card(judge, dev_groups, dev_dsp)})
+            print(grid[-1], file=sys.stderr, flush=True)
     finally:
         P.validation_bank, P.VALIDATION_GENERAL, E.DSP_VALIDATION = saved
-    base = grid[0]  # both thresholds 0: the unshrunk CRM
+    base = grid[0]  # the most open setting: both thresholds 0 (the unshrunk CRM), or the lowest gate cut
     kept = [g for g in grid if all(g[k] >= base[k] - args.slack for k in ("properties_mean", "combined", "dsp_flip"))]
-    chosen = max(kept, key=lambda g: (g["silent"], -g["weight_threshold"], -g["voice_threshold"]))
-    if args.development_only:
-        emit({"model": str(args.model), "slack": args.slack, "development_grid": grid, "chosen": chosen}, args.output)
+    chosen = max(kept, key=lambda g: (g["silent"], *(-g[name] for name in settings[0])))
+    if args.gate_cuts or args.development_only:  # the gate's cut is scanned on development data only
+        held_at = {"weight_threshold": judge.heads.weight_threshold, "voice_threshold": judge.heads.voice_threshold}
+        emit({"model": str(args.model), "slack": args.slack, **(held_at if args.gate_cuts else {}),
+              "development_grid": grid, "chosen": chosen}, args.output)  # fmt: skip
         return 0
     test_groups, test_dsp = held({"validation", "test"})
     test = {}

@@ -362,10 +362,10 @@ def test_the_stray_penalty_counts_only_weights_a_phrasing_is_not_about():
     k = len(NAMES)
     w = torch.zeros(4, k)
     w[0, 3] = w[3, 5] = 2.0  # bank rows 0 and 3 on their own property: free
-    assert float(stray_weights(w, np.array([3, 0, 0, 5]), 1, 3)) == 0.0
-    w[1, 3] = 2.0  # a general criterion (rows 1-2) with a weight: penalised whatever `about` says
+    assert float(stray_weights(w, np.array([3, -1, -1, 5]))) == 0.0
+    w[1, 3] = 2.0  # a general criterion (rows 1-2, about -1) with a weight: penalised
     w[3, 4] = 1.0  # bank row 3 on a property it is not about
-    assert float(stray_weights(w, np.array([3, 3, 3, 5]), 1, 3)) == pytest.approx((4.0 + 1.0) / (4 * k))
+    assert float(stray_weights(w, np.array([3, -1, -1, 5]))) == pytest.approx((4.0 + 1.0) / (4 * k))
 
 
 def test_the_response_side_encodes_each_distinct_text_once(compositional_crm):

@@ -163,12 +163,12 @@ def serving_cut(w: torch.Tensor, u: torch.Tensor, weight_threshold: float, voice
     return w, u * keep
 
 
-def stray_weights(w: torch.Tensor, about: np.ndarray, general_from: int, general_to: int) -> torch.Tensor:
-    """Mean square of the weights rows give to properties they are not about: a bank phrasing's other properties,
-    and every property of a general criterion (rows general_from:general_to; `about` is ignored there)."""
+def stray_weights(w: torch.Tensor, about: np.ndarray) -> torch.Tensor:
+    """Mean square of the weights rows give to properties they are not about: a bank phrasing's other properties
+    (`about`: its property's index), and every property of a general criterion (`about` -1)."""
     stray = torch.ones_like(w)
-    bank_rows = np.r_[0:general_from, general_to : len(w)]
-    stray[torch.tensor(bank_rows), torch.tensor(about[bank_rows])] = 0.0
+    rows = np.flatnonzero(about >= 0)
+    stray[torch.tensor(rows), torch.tensor(about[rows])] = 0.0
     return (w * stray).pow(2).mean()
 
 
@@ -251,9 +251,9 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
         loss_size = config.weight_penalty * w_all.pow(2).mean() + config.voice_penalty * u_all.pow(2).mean()
         loss = loss_prop + config.silent_weight * loss_silent + loss_dsp + loss_size
         if config.stray_penalty:  # what each drawn phrasing is about is known: every other weight should be 0
-            about_all = np.zeros(o3, dtype=int)
-            about_all[:o1], about_all[o2:o3] = bank_prop[phr[:o1]], bank_prop[phr[o2:o3]]
-            loss = loss + config.stray_penalty * stray_weights(w_all[:o3], about_all, o1, o2)
+            drawn_about = np.full(o3, -1)  # the general criteria (rows o1:o2) are about nothing
+            drawn_about[:o1], drawn_about[o2:o3] = bank_prop[phr[:o1]], bank_prop[phr[o2:o3]]
+            loss = loss + config.stray_penalty * stray_weights(w_all[:o3], drawn_about)
         if config.form_gate_weight:  # bank phrasings and domain criteria (their register) speak about form;
             about_form = torch.ones(len(phr), dtype=torch.bool)  # general criteria do not
             about_form[o1:o2] = False  # the two classes weigh the same
