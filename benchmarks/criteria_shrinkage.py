@@ -31,17 +31,61 @@ import numpy as np
 THRESHOLDS = (0.0, 0.1, 0.25, 0.5)
 VOICE_THRESHOLDS = (0.0, 15.0, 30.0)
 GATE_CUTS = (-2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 6.0)
+WEIGHT_SCALES = (1.0, 1.5, 2.0, 3.0)
+BOARD_BASELINE = "gpt-4"
 
 
-def card(judge, groups, dsp_groups) -> dict:
+def card(judge, groups, dsp_groups, board=None) -> dict:
+    """The development (or report-card) measures of one setting; with `board`, also the length board's tau."""
     from crm_train.compositional import evaluate as E
 
     props = E.property_report(judge, groups, 1.5, 0.3)
     dsp = E.dsp_report(judge, dsp_groups)["flip"]["accuracy"]
     both = [v["both"] for v in props["properties"].values() if v["pairs"]]
-    return {"silent": props["silent_agreement"]["accuracy"], "combined": props["combined"]["accuracy"],
-            "properties_mean": round(float(np.mean(both)), 4), "properties_min": min(both),
-            "worst_property": props["worst_property"], "dsp_flip": dsp}  # fmt: skip
+    out = {"silent": props["silent_agreement"]["accuracy"], "combined": props["combined"]["accuracy"],
+           "properties_mean": round(float(np.mean(both)), 4), "properties_min": min(both),
+           "worst_property": props["worst_property"], "dsp_flip": dsp}  # fmt: skip
+    return out | (length_board_tau(judge, board) if board is not None else {})
+
+
+def mt_bench_board(judge, shared: Path) -> dict:
+    """The response side of MT-bench's 80 prompts x the models that answered all of them (no AlpacaEval): a
+    development leaderboard. Its prompts are mostly in the training split: it tests the development phrasings,
+    and whether a property weight holds against quality over a whole board, not unseen answers."""
+    from crm_train.compositional import sources as S
+
+    answers = {p: a for p, a in S.answers_by_prompt(shared).items() if len(a) >= 30}
+    models = sorted(set.intersection(*(set(a) for a in answers.values())))
+    items = [(p, m) for p in sorted(answers) for m in models]
+    side = judge.side([p for p, _ in items], [answers[p][m] for p, m in items])
+    shape = (len(answers), len(models))
+    z = side.z.reshape(*shape, -1)
+    return {
+        "models": models,
+        "z": z - z.mean(1, keepdims=True),
+        "quality": side.quality.reshape(shape),
+        "voice": side.voice.reshape(*shape, -1),
+        "baseline": models.index(BOARD_BASELINE),
+    }
+
+
+def length_board_tau(judge, board: dict) -> dict:
+    """Kendall tau between the board under each development 'longer' phrasing and under its 'shorter' twin (the
+    same template over the antonym): a win rate is the mean P(beating gpt-4), as the app's engine computes it."""
+    from crm_train.compositional import evaluate as E
+    from crm_train.compositional import phrasings as P
+
+    def rates(text: str) -> np.ndarray:
+        crit = judge.criteria([text])
+        score = board["quality"] + board["z"] @ crit.weights + board["voice"] @ crit.voice
+        return (1 / (1 + np.exp(-(score - score[:, [board["baseline"]]])))).mean(0)
+
+    bank = P.development_bank()
+    longer = [p.text for p in bank if p.prop == "words" and p.sign > 0]
+    shorter = [p.text for p in bank if p.prop == "words" and p.sign < 0]
+    keep = np.arange(len(board["models"])) != board["baseline"]
+    taus = [E.kendall_tau(rates(a)[keep], rates(b)[keep]) for a, b in zip(longer, shorter, strict=True)]
+    return {"length_board_tau": round(float(np.mean(taus)), 4), "length_board_tau_max": round(max(taus), 4)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gate-cuts", action="store_true",
                         help="instead of the threshold grid: the form gate's cut (heads with a gate), at the serving "
                         "thresholds in crm.json, on development data only; chosen by the same rule")  # fmt: skip
+    parser.add_argument("--weight-scales", action="store_true",
+                        help="instead of the threshold grid: the property weights' scale, at the serving settings "
+                        "in crm.json, on development data only; the chosen one has the most negative length-board "
+                        "tau among those whose silent, property, combined and DSP accuracy stay within --slack of "
+                        "scale 1's")  # fmt: skip
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
     from crm_train.compositional import evaluate as E
@@ -80,8 +129,11 @@ def main(argv: list[str] | None = None) -> int:
     P.validation_bank = P.development_bank  # development: phrasings and prompts never trained on
     P.VALIDATION_GENERAL, E.DSP_VALIDATION = P.DEVELOPMENT_GENERAL, DSP_TRAIN
     # the settings scanned: the two thresholds, or (--gate-cuts) the gate's cut at the thresholds in crm.json
+    board = mt_bench_board(judge, args.shared)
     if args.gate_cuts:
         settings = [{"gate_cut": cut} for cut in GATE_CUTS]
+    elif args.weight_scales:
+        settings = [{"weight_scale": scale} for scale in WEIGHT_SCALES]
     else:
         settings = [{"weight_threshold": t, "voice_threshold": v} for t in THRESHOLDS for v in VOICE_THRESHOLDS]
     grid = []
@@ -89,16 +141,23 @@ def main(argv: list[str] | None = None) -> int:
         for setting in settings:
             for name, value in setting.items():
                 setattr(judge.heads, name, value)
-            grid.append({**setting, **card(judge, dev_groups, dev_dsp)})
+            grid.append({**setting, **card(judge, dev_groups, dev_dsp, board)})
             print(grid[-1], file=sys.stderr, flush=True)
     finally:
         P.validation_bank, P.VALIDATION_GENERAL, E.DSP_VALIDATION = saved
-    base = grid[0]  # the most open setting: both thresholds 0 (the unshrunk CRM), or the lowest gate cut
-    kept = [g for g in grid if all(g[k] >= base[k] - args.slack for k in ("properties_mean", "combined", "dsp_flip"))]
-    chosen = max(kept, key=lambda g: (g["silent"], *(-g[name] for name in settings[0])))
-    if args.gate_cuts or args.development_only:  # the gate's cut is scanned on development data only
+    base = grid[0]  # the most open setting: both thresholds 0 (the unshrunk CRM), the lowest gate cut, scale 1
+    if args.weight_scales:
+        kept = [g for g in grid if all(g[k] >= base[k] - args.slack
+                                       for k in ("silent", "properties_mean", "combined", "dsp_flip"))]  # fmt: skip
+        chosen = min(kept, key=lambda g: (g["length_board_tau"], g["weight_scale"]))
+    else:
+        kept = [g for g in grid
+                if all(g[k] >= base[k] - args.slack for k in ("properties_mean", "combined", "dsp_flip"))]  # fmt: skip
+        chosen = max(kept, key=lambda g: (g["silent"], *(-g[name] for name in settings[0])))
+    if args.gate_cuts or args.weight_scales or args.development_only:  # these are scanned on development data only
         held_at = {"weight_threshold": judge.heads.weight_threshold, "voice_threshold": judge.heads.voice_threshold}
-        emit({"model": str(args.model), "slack": args.slack, **(held_at if args.gate_cuts else {}),
+        emit({"model": str(args.model), "slack": args.slack,
+              **(held_at if args.gate_cuts or args.weight_scales else {}),
               "development_grid": grid, "chosen": chosen}, args.output)  # fmt: skip
         return 0
     test_groups, test_dsp = held({"validation", "test"})

@@ -118,16 +118,20 @@ def test_serving_settings_drop_small_weights_and_voices_and_keep_the_saved_table
     assert np.allclose(shrunk.voice, expected, atol=1e-5) and 0 < np.linalg.norm(shrunk.voice) < np.linalg.norm(
         plain.voice)  # fmt: skip
     assert (shrunk.weights == 0).sum() > (plain.weights == 0).sum()
+    crm.heads.weight_scale = 2.5  # the scale multiplies what survives the cut, and leaves the voice alone
+    scaled = crm.criteria_side(texts)
+    assert np.allclose(scaled.weights, 2.5 * shrunk.weights, atol=1e-6) and np.allclose(scaled.voice, shrunk.voice)
     # the settings live in crm.json's config: a saved bench table stays valid when they change
     folder = tmp_path / "crm"
     shutil.copytree(compositional_crm, folder)
     first = toy_engine(folder, ScoreCache(tmp_path / "e.sqlite"))
     before = first.rank(["No emojis."])
     spec = json.loads((folder / "crm.json").read_text(encoding="utf-8"))
-    spec["extra"]["config"].update(weight_threshold=0.5, voice_threshold=1.0)
+    spec["extra"]["config"].update(weight_threshold=0.5, voice_threshold=1.0, weight_scale=2.0)
     (folder / "crm.json").write_text(json.dumps(spec), encoding="utf-8")
     second = toy_engine(folder, ScoreCache(tmp_path / "e.sqlite"))
-    assert (second.scorer.heads.weight_threshold, second.scorer.heads.voice_threshold) == (0.5, 1.0)
+    heads = second.scorer.heads
+    assert (heads.weight_threshold, heads.voice_threshold, heads.weight_scale) == (0.5, 1.0, 2.0)
     assert second.response_table().seconds == 0 and second.checkpoint != first.checkpoint
     after = second.rank(["No emojis."])
     assert [r["mean_preference"] for r in after.rows] != [r["mean_preference"] for r in before.rows]

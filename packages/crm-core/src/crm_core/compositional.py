@@ -109,16 +109,17 @@ class CompositionalHeads:
     voice vector (a domain or tone criterion has a voice ten times longer than a general one such as "I'm a nurse").
     Heads fitted with a form gate (`form_gate.*`) also drop all property weights of a criterion whose gate logit is
     below `gate_cut`: one the gate reads as general (who the user is, what it is for, "be accurate").
+    `weight_scale` multiplies the property weights that survive: how far a typed criterion may outweigh quality.
     """
 
     def __init__(self, params: dict[str, np.ndarray], weight_threshold: float = 0.0, voice_threshold: float = 0.0,
-                 gate_cut: float = 0.0):  # fmt: skip
+                 gate_cut: float = 0.0, weight_scale: float = 1.0):  # fmt: skip
         self.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items()
                        if not k.startswith(CRITERIA_LAYERS)}  # fmt: skip
         self.spread = self.params["spread"]
         self.rank = self.params["voice_proj"].shape[0]
         self.weight_threshold, self.voice_threshold = float(weight_threshold), float(voice_threshold)
-        self.gate_cut = float(gate_cut)
+        self.gate_cut, self.weight_scale = float(gate_cut), float(weight_scale)
 
     def response_side(self, query_vec: np.ndarray, response_vec: np.ndarray, phi: np.ndarray,
                       refsim: np.ndarray | None = None, lexsim: np.ndarray | None = None,
@@ -137,7 +138,7 @@ class CompositionalHeads:
         if not len(criteria_vecs):
             return CriteriaSide(np.zeros(k, np.float32), np.zeros(self.rank, np.float32))
         out = mlp(self.params, "criteria", criteria_vecs)  # one row per criterion
-        weights = np.sign(out[:, :k]) * np.maximum(np.abs(out[:, :k]) - self.weight_threshold, 0.0)
+        weights = np.sign(out[:, :k]) * np.maximum(np.abs(out[:, :k]) - self.weight_threshold, 0.0) * self.weight_scale
         if "form_gate.0.weight" in self.params:  # a criterion the gate reads as general moves no property
             weights = weights * (mlp(self.params, "form_gate", criteria_vecs) >= self.gate_cut)
         length = np.linalg.norm(out[:, k:], axis=1, keepdims=True)
@@ -177,6 +178,7 @@ class CompositionalScorer:
             serving.get("weight_threshold", 0.0),
             serving.get("voice_threshold", 0.0),
             serving.get("form_gate_cut", 0.0),
+            serving.get("weight_scale", 1.0),
         )
         self.encoder = TextEncoder(self.folder / ENCODER_DIR, threads=threads)
         self.criteria_encoder = criteria_encoder(self.encoder, params)

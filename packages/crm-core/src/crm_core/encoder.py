@@ -80,15 +80,19 @@ class TextEncoder:
         other.identity = f"{self.identity}-tuned{sorted(by_layer)}"
         return other
 
-    def hidden_states(self, texts: Sequence[str], after_layer: int, max_tokens: int = 48) -> tuple:
+    def hidden_states(self, texts: Sequence[str], after_layer: int, max_tokens: int = 48, chunk: int = 1024) -> tuple:
         """Token states after the first `after_layer` transformer layers, padded: ((n, T, 384), mask (n, T)); the
         frozen part of a criteria encoder whose top layers are fitted."""
         torch = self.torch
         enc = self.tokenizer(list(texts), truncation=True, max_length=max_tokens, padding=True, return_tensors="pt")
-        with torch.inference_mode():
-            out = self.model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
-                             output_hidden_states=True)  # fmt: skip
-        return out.hidden_states[after_layer].float().clone(), enc["attention_mask"].float()
+        states = []
+        with torch.inference_mode():  # in chunks: one pass over ~25k phrasings took 24 GB
+            for start in range(0, len(texts), chunk):
+                part = slice(start, start + chunk)
+                out = self.model(input_ids=enc["input_ids"][part], attention_mask=enc["attention_mask"][part],
+                                 output_hidden_states=True)  # fmt: skip
+                states.append(out.hidden_states[after_layer].float().clone())
+        return torch.cat(states), enc["attention_mask"].float()
 
     def encode(self, texts: Sequence[str], batch_size: int = 16, progress: bool = False) -> np.ndarray:
         """(len(texts), 384) float32 unit vectors. Inputs are sorted by length so batches pad little; batches of 16

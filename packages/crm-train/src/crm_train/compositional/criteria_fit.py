@@ -48,6 +48,31 @@ DSP_TRAIN = {
                    "Write poetically.", "I love lyrical, literary prose.", "Use vivid, artistic language.",
                    "make it sound like a novel", "Write like a poet.", "I like rich, expressive storytelling."],
 }  # fmt: skip
+# More domain phrasings for the wider bank (config wide_bank), written apart from DSP_VALIDATION
+WIDE_DSP = {
+    "academy": ["Answer as an academic paper would.", "I'm after a formal, academic treatment.",
+                "Cite the theory and define your terms, like a lecturer.", "Make it sound like a university lecture.",
+                "Use the careful, objective tone of scientific writing.", "I like precise, formal, academic prose.",
+                "Explain it as in an encyclopedia entry.", "Write for a peer-reviewed audience.",
+                "a formal, analytical, academic answer please", "Take the stance of a careful researcher.",
+                "Be methodical and scholarly.", "Write in the register of academia."],
+    "business": ["Focus on the bottom line.", "Explain it as a consultant would to a client.",
+                 "I run a company: keep it practical and commercial.", "Think about costs, profit and market.",
+                 "Give me actionable recommendations for my business.", "Use a professional, corporate voice.",
+                 "Answer like an MBA.", "Write it as a business memo.", "what's the commercial angle here?",
+                 "Keep it pragmatic and focused on outcomes.", "Pitch it to investors.",
+                 "Frame it in terms of strategy and growth."],
+    "entertainment": ["Make me laugh.", "Be witty and fun.", "I want a cheerful, entertaining answer.",
+                      "Keep it light and playful.", "Add some humour!", "Write it like a stand-up comedian.",
+                      "Make it as fun as a game show.", "i like silly, fun answers", "Crack a few jokes.",
+                      "Be lively and charming.", "Entertain me while you explain.",
+                      "Give it a fun, pop-culture vibe."],
+    "literature": ["Write it beautifully, like fiction.", "Use metaphors and imagery.",
+                   "I want elegant, literary language.", "Tell it as a story.", "Make the prose sing.",
+                   "Write with the style of a great author.", "I love descriptive, artistic writing.",
+                   "make it poetic and lyrical", "Use rich, evocative prose.", "Write it as a short story would.",
+                   "Give it literary flair.", "Paint a picture with words."],
+}  # fmt: skip
 DSP_VALIDATION = {
     "academy": ["Write it the way a scholar would, for a journal."],
     "business": ["Frame it for a manager who cares about results and money."],
@@ -110,13 +135,15 @@ class CriteriaData:
     dsp_phrasings: list[np.ndarray]  # per domain: indices into states
 
 
-def phrase_table(encoder, bank: list[P.Phrasing], general: list[str], tuned_layers: int) -> tuple:
-    """Token states below the tuned layers for the bank, the general criteria and the DSP phrasings."""
+def phrase_table(encoder, bank: list[P.Phrasing], general: list[str], tuned_layers: int, wide: bool = False) -> tuple:
+    """Token states below the tuned layers for the bank, the general criteria and the DSP phrasings (`wide`: with
+    WIDE_DSP)."""
     texts = [p.text for p in bank] + general
     dsp = []
     for domain in DSP_DOMAINS:
-        dsp.append(np.arange(len(texts), len(texts) + len(DSP_TRAIN[domain])))
-        texts += DSP_TRAIN[domain]
+        domain_texts = DSP_TRAIN[domain] + (WIDE_DSP[domain] if wide else [])
+        dsp.append(np.arange(len(texts), len(texts) + len(domain_texts)))
+        texts += domain_texts
     after = encoder.model.config.num_hidden_layers - tuned_layers
     states, mask = encoder.hidden_states(texts, after)
     return states, mask, np.arange(len(bank), len(bank) + len(general)), dsp

@@ -148,6 +148,93 @@ LENGTH_VALIDATION_PAIRS = [
     ("I enjoy long, richly detailed responses.", "Short and sweet is how I like it."),
 ]
 
+# The wider training bank (`training_bank(wide=True)`): the same kinds of phrasing with far more words for each, so
+# that the reader learns what liking, disliking and each property sound like rather than a few fixed sentences.
+# Written apart from the validation and development banks (a test checks that they share no sentence).
+WIDE_NOUNS: dict[str, tuple[list[str], list[str]]] = {
+    "words": (["lengthy responses", "rich, detailed explanations", "extended answers", "every detail",
+               "full, complete explanations", "deep dives", "long answers", "answers that cover everything"],
+              ["quick replies", "one-liners", "minimal answers", "short, crisp answers", "a sentence or two",
+               "bite-sized answers", "no-frills short answers", "tight answers", "short responses"]),
+    "bullets": (["bulleted points", "a list of bullets", "dot points", "lists", "bullet-point summaries"],
+                ["paragraphs of prose", "continuous prose", "full paragraphs"]),
+    "numbered": (["numbered points", "a numbered list", "steps numbered 1, 2, 3", "numbered instructions"], []),
+    "headings": (["headers", "section headings", "markdown headings", "a title for each section"],
+                 ["a single unbroken block of text"]),
+    "bold": (["bold", "bold keywords", "bolded words", "bold formatting"], []),
+    "tables": (["a table", "tabulated data", "comparison tables"], []),
+    "code_blocks": (["code samples", "example code", "source code", "snippets of code"], ["code-free answers"]),
+    "emoji": (["emoji faces", "smileys", "little icons like 🎉", "emojis like 😊", "cute emojis"], []),
+    "links": (["web links", "links to websites", "source links", "clickable links"], []),
+    "question_back": (["a closing question", "questions at the end", "a follow-up question",
+                       "a question to finish"], []),
+    "apology": (["sorry", "apologetic phrases", "excessive apologies", "apologizing"], []),
+    "ai_disclaimer": (["AI self-references", "'I'm an AI' reminders", "statements that you are an AI language model",
+                       "mentions of being an AI"], []),
+    "refusal": (["refusing requests", "saying you can't help", "declining to answer", "refusals to help"], []),
+    "caveats": (["warnings", "health and safety warnings", "risk disclaimers", "cautions", "legal disclaimers"], []),
+    "exclamations": (["exclamations", "lots of exclamation points", "excited exclamations", "shouty punctuation"],
+                     ["a calm tone", "a quiet, even tone"]),
+    "first_person": (["'I' statements", "the assistant's personal opinions", "answers in the first person",
+                      "your own personal take"], ["answers that leave the assistant out"]),
+    "second_person": (["being addressed as 'you'", "answers that speak to me directly", "'you' statements",
+                       "a direct, personal 'you' voice"], ["an impersonal style", "neutral third-person text"]),
+    "numbers": (["statistics", "numerical data", "specific numbers", "percentages", "numbers"],
+                ["answers without statistics", "words instead of numbers"]),
+    "quotes": (["direct quotes", "quoted text", "quotations from experts", "famous quotes"], []),
+    "reading_grade": (["technical jargon", "expert-level vocabulary", "academic language", "big words"],
+                      ["everyday words", "plain English", "easy words", "simple language"]),
+    "sentence_length": (["long sentences", "long, complex sentences", "run-on sentences"],
+                        ["brief sentences", "short, simple sentences"]),
+    "summary": (["a summary", "a short recap", "a TL;DR at the end", "concluding summaries"], []),
+    "greeting": (["openers like 'Sure!'", "'Certainly!' at the start", "cheerful openers", "a warm opening line"],
+                 ["answers that skip the opener"]),
+}  # fmt: skip
+WIDE_LIKE = ["I really enjoy {n}.", "Give me {n}, please.", "I'd like {n}.", "I want {n}.", "{N}, please.",
+             "Make sure the answer has {n}.", "I find {n} helpful.", "I'm happy when I get {n}.", "Lean toward {n}.",
+             "Can you use {n}?", "Try to include {n}.", "I respond well to {n}.", "i like it when there's {n}",
+             "Please add {n}.", "Whenever possible, use {n}.", "Bring on the {n}.", "I'm all for {n}.",
+             "Use {n} wherever it fits.", "{N} make it easier for me.", "The best answers have {n}.",
+             "pls include {n}", "Definitely use {n}.", "Don't skimp on {n}.", "I want to see {n}.",
+             "Could you give me {n}?", "Put {n} in your answers.", "Prioritise {n}.", "{N} are great.",
+             "I never get tired of {n}.", "I'm a sucker for {n}."]  # fmt: skip
+WIDE_DISLIKE = ["I don't like {n}.", "Stop using {n}.", "No {n}.", "Please avoid {n}.", "{N} bother me.",
+                "I'm not a fan of {n}.", "Stay away from {n}.", "Spare me the {n}.", "Cut the {n}.", "Drop the {n}.",
+                "Don't give me {n}.", "I find {n} annoying.", "Please, no {n}.", "{N} are a no-go for me.",
+                "Do without {n}.", "I don't want {n}.", "Never give me {n}.", "Steer clear of {n}.",
+                "Less {n}, please.", "{N}? No thanks.", "i really dont like {n}", "Ditch the {n}.",
+                "I get irritated by {n}.", "Answers without {n}, please.", "I'd prefer no {n}.",
+                "{N} make answers worse for me.", "Don't bother with {n}.", "Hold the {n}.", "zero {n} please",
+                "I'm tired of {n}."]  # fmt: skip
+WIDE_SENTENCES: dict[str, tuple[list[str], list[str]]] = {
+    "words": (["Write a long answer.", "Go into as much detail as possible.", "Give me every detail.",
+               "Long answers please", "I want lots of depth.", "Leave nothing out.", "Make it long.",
+               "Explain it fully.", "Detailed answers are my thing.", "I love in-depth responses.",
+               "The longer the better.", "Give me a deep dive.", "Don't cut corners, explain it all.",
+               "I have time, write as much as you need."],
+              ["Make it short.", "Short answers please.", "Be brief.", "Keep it short.", "Answer in one line.",
+               "Just the gist.", "No long explanations.", "Short replies, thanks.", "Don't over-explain.",
+               "Skip the details, just answer.", "Brief is best.", "Only a sentence or two.",
+               "I don't have time for long answers.", "Keep it tight.", "Concise, please.",
+               "Say it in as few words as possible."]),
+    "exclamations": (["Use lots of exclamation marks!", "Be enthusiastic!!"],
+                     ["No exclamation points.", "Don't be so excited.", "Tone down the enthusiasm.",
+                      "Stay calm and even in tone."]),
+    "ai_disclaimer": (["Say that you're an AI.", "Be upfront that you are a chatbot."],
+                      ["Never say you're an AI.", "I know you're an AI, no need to say it.",
+                       "Don't mention being a language model."]),
+    "numbers": (["Back it up with numbers.", "Use statistics."],
+                ["No stats please.", "Avoid statistics.", "Skip the numbers, explain in words."]),
+    "second_person": (["Speak to me directly.", "Use 'you' when you explain."],
+                      ["Don't talk to me as 'you'.", "Use a neutral, impersonal voice."]),
+    "first_person": (["Share your own opinion.", "Say what you think, in the first person."],
+                     ["No 'I think'.", "Don't give your personal opinion."]),
+    "emoji": (["Emojis please 🙂", "Use emoji."], ["No emojis.", "Emoji-free, please.", "Stop with the emojis."]),
+    "question_back": (["Finish with a question for me."], ["Don't end with questions.", "No questions at the end."]),
+    "caveats": (["Include the warnings.", "Tell me what could go wrong."],
+                ["Don't warn me.", "No safety disclaimers.", "Spare me the warnings."]),
+}  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Phrasing:
@@ -191,11 +278,21 @@ def typo(text: str, rng: random.Random) -> str:
     return text
 
 
-def training_bank(seed: int = 0, typos_per_phrasing: float = 0.3) -> list[Phrasing]:
-    """The training phrasings (templates and whole sentences) plus typo'd copies of a share of them."""
-    bank = _bank(TRAIN_NOUNS, LIKE, DISLIKE)
-    for prop, (more, less) in TRAIN_SENTENCES.items():
+def training_bank(seed: int = 0, typos_per_phrasing: float = 0.3, wide: bool = False) -> list[Phrasing]:
+    """The training phrasings (templates and whole sentences) plus typo'd copies of a share of them; `wide` adds
+    the wider bank (more nouns, templates and sentences: WIDE_*)."""
+    nouns, like, dislike, sentences = TRAIN_NOUNS, LIKE, DISLIKE, TRAIN_SENTENCES
+    if wide:
+        nouns = {p: (a + WIDE_NOUNS.get(p, ([], []))[0], b + WIDE_NOUNS.get(p, ([], []))[1])
+                 for p, (a, b) in TRAIN_NOUNS.items()}  # fmt: skip
+        like, dislike = LIKE + WIDE_LIKE, DISLIKE + WIDE_DISLIKE
+        sentences = {p: (a + WIDE_SENTENCES.get(p, ([], []))[0], b + WIDE_SENTENCES.get(p, ([], []))[1])
+                     for p, (a, b) in TRAIN_SENTENCES.items()}  # fmt: skip
+    bank = _bank(nouns, like, dislike)
+    for prop, (more, less) in sentences.items():
         bank += [Phrasing(t, prop, +1) for t in more] + [Phrasing(t, prop, -1) for t in less]
+    if wide:
+        bank = list(dict.fromkeys(bank))
     rng = random.Random(seed)
     extra = [Phrasing(typo(p.text, rng), p.prop, p.sign) for p in bank if rng.random() < typos_per_phrasing]
     return bank + extra

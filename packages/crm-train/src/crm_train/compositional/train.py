@@ -117,6 +117,12 @@ class CompositionalConfig:
         "that do not mention form) and silent rows judged against the reference-free quality "
         "alone (False: as the shipped CRM was fitted; see the closing notes of issue 18)",
     )
+    wide_bank: bool = _f(
+        False,
+        "train on the wider phrasing bank (phrasings.WIDE_*: more nouns, like / dislike templates and sentences per "
+        "property, ~25k phrasings instead of ~3.4k), so that unseen wordings read like the trained ones",
+    )
+    wide_dsp: bool = _f(False, "train the voice on 12 more phrasings per DSP domain (criteria_fit.WIDE_DSP)")
     weight_decay: float = _f(1e-2, "AdamW weight decay of both fits")
     weight_threshold: float = _f(
         0.0,
@@ -125,6 +131,12 @@ class CompositionalConfig:
     )
     voice_threshold: float = _f(
         0.0, "when serving: the length of each criterion's voice vector is soft-thresholded by this (chosen with it)"
+    )
+    weight_scale: float = _f(
+        1.0,
+        "when serving: the property weights (after the threshold) are multiplied by this, so that a typed criterion "
+        "can outweigh the quality term across a whole board (chosen on development data: "
+        "benchmarks/criteria_shrinkage.py --weight-scales)",
     )
     threshold_in_fit: bool = _f(
         False,
@@ -341,10 +353,12 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
     quality = quality + np.random.default_rng(config.seed).normal(0, reference_spread, len(quality)).astype(np.float32)
     z = train_groups.centred(spread)
     rng = np.random.default_rng(config.seed)
-    bank = P.training_bank(config.seed)
+    bank = P.training_bank(config.seed, wide=config.wide_bank)
     short = P.silent_criteria(config.silent_extra)
     rubrics = P.rubric_criteria(shared) if config.silent_extra else []
-    states, mask, general, dsp_phr = phrase_table(encoder, bank, short + rubrics, config.criteria_layers)
+    states, mask, general, dsp_phr = phrase_table(
+        encoder, bank, short + rubrics, config.criteria_layers, config.wide_dsp
+    )
     general_p = np.array([0.5 / len(short)] * len(short) + [0.5 / len(rubrics)] * len(rubrics)) if rubrics else None
     clean_spread = centred_std(clean_quality, [str(g) for g in train_groups.group])
     data = CriteriaData(z, train_groups.vec, quality, clean_quality, clean_spread,
