@@ -1,4 +1,5 @@
-"""Choosing the compositional CRM's serving settings on development data: weight_threshold and voice_threshold.
+"""Choosing the compositional CRM's serving settings on development data: weight_threshold and voice_threshold (the
+form gate's cut with --gate-cuts, the weights' scale with --weight-scales).
 
 A criterion gives small weights to properties it never mentions, and a voice vector; on two answers of about
 equal quality those move the decision ("silent" rows). Soft-thresholding each criterion's property weights and the
@@ -10,6 +11,12 @@ the training DSP domain phrasings, on the validation split's answer groups (prom
 setting has the best silent agreement among those whose development property accuracy (mean), combined accuracy
 and DSP flip each stay within `--slack` (default 0: no worse) of the unshrunk CRM's; only then is it scored on
 the report card's data (validation phrasings, validation + test prompts), beside the unshrunk CRM.
+
+Development runs also score two things the choice rules above do not use (`card`): the DSP flip under development
+domain phrasings never trained on (criteria_fit.DSP_DEVELOPMENT, one at a time; `dsp_flip` uses the training ones,
+all at once), and a length board: Kendall tau between MT-bench boards (80 prompts x 32 models, win rate against
+gpt-4) under each development "longer" phrasing and its "shorter" twin. `--weight-scales` chooses the weights' scale
+by that tau.
 
 Two earlier runs are kept beside the result: the first chose on the training phrasings (their weights are sharper
 than unseen phrasings', and its cut erased the latter's), the second with a slack of 0.02 on the development bank;
@@ -36,8 +43,10 @@ BOARD_BASELINE = "gpt-4"
 
 
 def card(judge, groups, dsp_groups, board=None) -> dict:
-    """The development (or report-card) measures of one setting; with `board`, also the length board's tau."""
+    """The development (or report-card) measures of one setting. With `board` (development runs), also the length
+    board's tau and the DSP flip under development domain phrasings (never trained on), one at a time."""
     from crm_train.compositional import evaluate as E
+    from crm_train.compositional.criteria_fit import DSP_DEVELOPMENT
 
     props = E.property_report(judge, groups, 1.5, 0.3)
     dsp = E.dsp_report(judge, dsp_groups)["flip"]["accuracy"]
@@ -45,7 +54,16 @@ def card(judge, groups, dsp_groups, board=None) -> dict:
     out = {"silent": props["silent_agreement"]["accuracy"], "combined": props["combined"]["accuracy"],
            "properties_mean": round(float(np.mean(both)), 4), "properties_min": min(both),
            "worst_property": props["worst_property"], "dsp_flip": dsp}  # fmt: skip
-    return out | (length_board_tau(judge, board) if board is not None else {})
+    if board is None:
+        return out
+    flips, saved = [], E.DSP_VALIDATION
+    try:
+        for j in range(len(DSP_DEVELOPMENT["academy"])):
+            E.DSP_VALIDATION = {d: [texts[j]] for d, texts in DSP_DEVELOPMENT.items()}
+            flips.append(E.dsp_report(judge, dsp_groups)["flip"]["accuracy"])
+    finally:
+        E.DSP_VALIDATION = saved
+    return out | {"dsp_flip_development": round(float(np.mean(flips)), 4)} | length_board_tau(judge, board)
 
 
 def mt_bench_board(judge, shared: Path) -> dict:

@@ -248,20 +248,27 @@ CRITERIA_FITS = {
     "criteria_fit_more_general_dev.json": "+ more general criteria (silent_extra: 67 short, 365 rubric questions)",
     "criteria_fit_stray_more_general_dev.json": "+ both",
     "criteria_fit_gate_domains_general_dev.json": "+ both + form gate, domain phrasings as general",
-    "criteria_fit_gate_dev.json": "+ both + form gate, domain phrasings as form (shipped)",
+    "criteria_fit_gate_dev.json": "+ both + form gate, domain phrasings as form (previous shipped fit)",
+    "criteria_fit_wide_bank_dev.json": "+ the wider phrasing bank (wide_bank: 25,418 phrasings)",
+    "criteria_fit_wide_bank_dsp_dev.json": "+ the wider bank + 12 more phrasings per DSP domain (wide_dsp)",
+    "criteria_fit_wide_bank_dsp_3000_steps_dev.json": "the same, 3,000 steps instead of 2,000",
 }
 
 
 def criteria_fits_table() -> str:
     lines = ["Criteria fits on development data only (development phrasing bank and general criteria, validation-split "
-             "prompts), at the serving cut 0.25 / 30 (`criteria_shrinkage.py --development-only`):", "",
+             "prompts), at the serving cut 0.25 / 30 (`criteria_shrinkage.py --development-only`; the last two columns "
+             "exist for fits scored after they were added):", "",
              "| criteria fit | silent: unchanged | two or three criteria | property pairs (mean of worse direction) | "
-             "worst property | DSP flip |", "|---|---|---|---|---|---|"]  # fmt: skip
+             "worst property | DSP flip | DSP flip, unseen domain phrasings | length board tau (MT-bench) |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for name, label in CRITERIA_FITS.items():
         row = next(g for g in _load(name)["development_grid"]
                    if g["weight_threshold"] == 0.25 and g["voice_threshold"] == 30.0)  # fmt: skip
+        later = [f"{row[k]:.3f}" if k in row else "-" for k in ("dsp_flip_development", "length_board_tau")]
         lines.append(f"| {label} | {row['silent']:.3f} | {row['combined']:.3f} | {row['properties_mean']:.3f} | "
-                     f"{row['worst_property']} {row['properties_min']:.3f} | {row['dsp_flip']:.3f} |")  # fmt: skip
+                     f"{row['worst_property']} {row['properties_min']:.3f} | {row['dsp_flip']:.3f} | "
+                     f"{' | '.join(later)} |")  # fmt: skip
     return "\n".join(lines)
 
 

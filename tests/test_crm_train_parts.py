@@ -277,12 +277,14 @@ def test_the_three_phrasing_banks_share_no_sentence_and_cover_every_steered_prop
     def texts(bank) -> set[str]:
         return {p.text.lower() for p in bank}
 
-    from crm_train.compositional.criteria_fit import DSP_TRAIN, DSP_VALIDATION, WIDE_DSP
+    from crm_train.compositional.criteria_fit import DSP_DEVELOPMENT, DSP_TRAIN, DSP_VALIDATION, WIDE_DSP
 
     train = texts(phrasings.training_bank(0, 0, wide=True)) | {t.lower() for t in phrasings.silent_criteria(True)}
     assert texts(phrasings.training_bank(0, 0)) < train  # the wider bank holds the default one
     dsp_train = {t.lower() for d in DSP_TRAIN for t in DSP_TRAIN[d] + WIDE_DSP[d]}
-    assert not dsp_train & {t.lower() for d in DSP_VALIDATION for t in DSP_VALIDATION[d]}
+    dsp_validation = {t.lower() for d in DSP_VALIDATION for t in DSP_VALIDATION[d]}
+    dsp_development = {t.lower() for d in DSP_DEVELOPMENT for t in DSP_DEVELOPMENT[d]}
+    assert not dsp_train & dsp_validation and not dsp_train & dsp_development and not dsp_validation & dsp_development
     validation = texts(phrasings.validation_bank()) | {t.lower() for t in phrasings.VALIDATION_GENERAL}
     development = texts(phrasings.development_bank()) | {t.lower() for t in phrasings.DEVELOPMENT_GENERAL}
     assert not development & train and not development & validation and not train & validation

@@ -73,6 +73,14 @@ WIDE_DSP = {
                    "make it poetic and lyrical", "Use rich, evocative prose.", "Write it as a short story would.",
                    "Give it literary flair.", "Paint a picture with words."],
 }  # fmt: skip
+# Domain phrasings for choosing settings (benchmarks/criteria_shrinkage.py), never trained on: written apart from
+# the training and validation phrasings, like phrasings.DEVELOPMENT_NOUNS
+DSP_DEVELOPMENT = {
+    "academy": ["Give it the rigour of a dissertation.", "Sound like a learned expert writing for a university."],
+    "business": ["Make it useful for a startup founder.", "Speak the language of the boardroom."],
+    "entertainment": ["Give it a cheeky, comic twist.", "Write it like a fun late-night show monologue."],
+    "literature": ["Let it flow like a passage from a classic novel.", "Use the imagery of poetry."],
+}
 DSP_VALIDATION = {
     "academy": ["Write it the way a scholar would, for a journal."],
     "business": ["Frame it for a manager who cares about results and money."],
