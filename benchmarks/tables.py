@@ -248,10 +248,12 @@ CRITERIA_FITS = {
     "criteria_fit_more_general_dev.json": "+ more general criteria (silent_extra: 67 short, 365 rubric questions)",
     "criteria_fit_stray_more_general_dev.json": "+ both",
     "criteria_fit_gate_domains_general_dev.json": "+ both + form gate, domain phrasings as general",
-    "criteria_fit_gate_dev.json": "+ both + form gate, domain phrasings as form (previous shipped fit)",
+    "criteria_fit_gate_dev.json": "+ both + form gate, domain phrasings as form (shipped)",
     "criteria_fit_wide_bank_dev.json": "+ the wider phrasing bank (wide_bank: 25,418 phrasings)",
     "criteria_fit_wide_bank_dsp_dev.json": "+ the wider bank + 12 more phrasings per DSP domain (wide_dsp)",
     "criteria_fit_wide_bank_dsp_3000_steps_dev.json": "the same, 3,000 steps instead of 2,000",
+    "criteria_fit_wide_bank_dsp_weight_penalty_dev.json": "the same, weight_penalty 0.005 instead of 0.02",
+    "criteria_fit_wide_bank_dsp_layer_lr_dev.json": "the same, criteria_layer_lr 1e-4 instead of 5e-5 (candidate)",
 }
 
 
