@@ -146,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     saved = P.validation_bank, P.VALIDATION_GENERAL, E.DSP_VALIDATION
     P.validation_bank = P.development_bank  # development: phrasings and prompts never trained on
     P.VALIDATION_GENERAL, E.DSP_VALIDATION = P.DEVELOPMENT_GENERAL, DSP_TRAIN
-    # the settings scanned: the two thresholds, or (--gate-cuts) the gate's cut at the thresholds in crm.json
+    # the settings scanned: the two thresholds, or the gate's cut (--gate-cuts) or the weights' scale
+    # (--weight-scales) at the thresholds in crm.json
     board = mt_bench_board(judge, args.shared)
     if args.gate_cuts:
         settings = [{"gate_cut": cut} for cut in GATE_CUTS]
