@@ -125,6 +125,9 @@ def main(argv: list[str] | None = None) -> int:
                         "in crm.json, on development data only; the chosen one has the most negative length-board "
                         "tau among those whose silent, property, combined and DSP accuracy stay within --slack of "
                         "scale 1's")  # fmt: skip
+    parser.add_argument("--second-bank", action="store_true",
+                        help="score on the second development bank (phrasings.second_development_bank: six "
+                        "templates each way, two nouns for most properties) instead of the first")  # fmt: skip
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
     from crm_train.compositional import evaluate as E
@@ -144,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
 
     dev_groups, dev_dsp = held({"validation"})
     saved = P.validation_bank, P.VALIDATION_GENERAL, E.DSP_VALIDATION
-    P.validation_bank = P.development_bank  # development: phrasings and prompts never trained on
+    # development: phrasings and prompts never trained on
+    P.validation_bank = P.second_development_bank if args.second_bank else P.development_bank
     P.VALIDATION_GENERAL, E.DSP_VALIDATION = P.DEVELOPMENT_GENERAL, DSP_TRAIN
     # the settings scanned: the two thresholds, or the gate's cut (--gate-cuts) or the weights' scale
     # (--weight-scales) at the thresholds in crm.json

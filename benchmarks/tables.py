@@ -248,23 +248,35 @@ CRITERIA_FITS = {
     "criteria_fit_more_general_dev.json": "+ more general criteria (silent_extra: 67 short, 365 rubric questions)",
     "criteria_fit_stray_more_general_dev.json": "+ both",
     "criteria_fit_gate_domains_general_dev.json": "+ both + form gate, domain phrasings as general",
-    "criteria_fit_gate_dev.json": "+ both + form gate, domain phrasings as form (shipped)",
+    "criteria_fit_gate_dev.json": "+ both + form gate, domain phrasings as form (previous shipped fit)",
     "criteria_fit_wide_bank_dev.json": "+ the wider phrasing bank (wide_bank: 25,418 phrasings)",
     "criteria_fit_wide_bank_dsp_dev.json": "+ the wider bank + 12 more phrasings per DSP domain (wide_dsp)",
     "criteria_fit_wide_bank_dsp_3000_steps_dev.json": "the same, 3,000 steps instead of 2,000",
     "criteria_fit_wide_bank_dsp_weight_penalty_dev.json": "the same, weight_penalty 0.005 instead of 0.02",
-    "criteria_fit_wide_bank_dsp_layer_lr_dev.json": "the same, criteria_layer_lr 1e-4 instead of 5e-5 (candidate)",
+    "criteria_fit_wide_bank_dsp_layer_lr_dev.json": "the same, criteria_layer_lr 1e-4 instead of 5e-5 (shipped)",
 }
 
 
-def criteria_fits_table() -> str:
-    lines = ["Criteria fits on development data only (development phrasing bank and general criteria, validation-split "
+# the same runs on the second development bank (criteria_shrinkage.py --second-bank)
+SECOND_BANK_FITS = {
+    "criteria_fit_gate_dev2.json": "previous shipped fit (form gate)",
+    "criteria_fit_wide_bank_dsp_dev2.json": "+ the wider bank + 12 more phrasings per DSP domain",
+    "criteria_fit_wide_bank_dsp_layer_lr_dev2.json": "the same, criteria_layer_lr 1e-4 (shipped)",
+}
+
+
+def criteria_fits_second_bank_table() -> str:
+    return criteria_fits_table(SECOND_BANK_FITS, "the second development phrasing bank, `--second-bank`,")
+
+
+def criteria_fits_table(fits: dict[str, str] | None = None, bank: str = "development phrasing bank") -> str:
+    lines = [f"Criteria fits on development data only ({bank} and general criteria, validation-split "
              "prompts), at the serving cut 0.25 / 30 (`criteria_shrinkage.py --development-only`; the last two columns "
              "exist for fits scored after they were added):", "",
              "| criteria fit | silent: unchanged | two or three criteria | property pairs (mean of worse direction) | "
              "worst property | DSP flip | DSP flip, unseen domain phrasings | length board tau (MT-bench) |",
              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
-    for name, label in CRITERIA_FITS.items():
+    for name, label in (fits or CRITERIA_FITS).items():
         row = next(g for g in _load(name)["development_grid"]
                    if g["weight_threshold"] == 0.25 and g["voice_threshold"] == 30.0)  # fmt: skip
         later = [f"{row[k]:.3f}" if k in row else "-" for k in ("dsp_flip_development", "length_board_tau")]
@@ -323,6 +335,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "concise": concise_table,
     "taste": taste_table,
     "criteria-fits": criteria_fits_table,
+    "criteria-fits-second-bank": criteria_fits_second_bank_table,
 }
 
 

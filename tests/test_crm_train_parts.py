@@ -288,6 +288,8 @@ def test_the_three_phrasing_banks_share_no_sentence_and_cover_every_steered_prop
     validation = texts(phrasings.validation_bank()) | {t.lower() for t in phrasings.VALIDATION_GENERAL}
     development = texts(phrasings.development_bank()) | {t.lower() for t in phrasings.DEVELOPMENT_GENERAL}
     assert not development & train and not development & validation and not train & validation
+    second = texts(phrasings.second_development_bank())
+    assert not second & (train | validation | development)
     by_prop = {p.prop: set() for p in phrasings.development_bank()}
     for p in phrasings.development_bank():
         by_prop[p.prop].add(p.sign)

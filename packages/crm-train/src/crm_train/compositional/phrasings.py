@@ -343,6 +343,44 @@ def development_bank() -> list[Phrasing]:
     return _bank(DEVELOPMENT_NOUNS, DEVELOPMENT_LIKE, DEVELOPMENT_DISLIKE)
 
 
+# A second development bank, written after the first one failed to predict the validation bank (2026-11-24): more
+# templates (six each way) and two nouns for most properties. For choosing between criteria fits; never trained on.
+SECOND_DEVELOPMENT_NOUNS: dict[str, tuple[list[str], list[str]]] = {
+    "words": (["answers that go on at length", "a thorough, blow-by-blow treatment"],
+              ["answers of a line or so", "clipped, minimal replies"]),
+    "bullets": (["points set out with bullet markers", "a bulleted rundown"], []),
+    "numbered": (["steps with numbers in front", "a numbered sequence"], []),
+    "headings": (["a header above every part", "headlines dividing the answer"], []),
+    "bold": (["heavy type on the key ideas", "emboldened phrases"], []),
+    "tables": (["a grid of rows and columns", "a tabular layout"], []),
+    "code_blocks": (["fenced code listings", "chunks of code"], []),
+    "emoji": (["emoji sprinkled through the text", "pictogram icons like 🚀"], []),
+    "links": (["URLs to click through", "linked web pages"], []),
+    "question_back": (["a question thrown back at me to close", "a final question for me"], []),
+    "apology": (["sorry-heavy phrasing"], []),
+    "ai_disclaimer": (["remarks that you are only an AI"], []),
+    "refusal": (["flat refusals"], []),
+    "caveats": (["warnings about what could go wrong", "hedging caveats"], []),
+    "exclamations": (["exclamation-heavy writing", "punctuation full of !"], []),
+    "first_person": (["the assistant saying 'I' a lot"], []),
+    "second_person": (["addressing the reader as you"], []),
+    "numbers": (["lots of figures", "numeric detail"], []),
+    "quotes": (["quoted lines from sources"], []),
+    "reading_grade": (["dense, expert terminology"], ["vocabulary a child could read"]),
+    "sentence_length": (["lengthy, multi-clause sentences"], ["sentences of five or six words"]),
+    "summary": (["a closing recap of the main points"], []),
+    "greeting": (["a peppy 'Sure thing!' at the top"], []),
+}  # fmt: skip
+SECOND_DEVELOPMENT_LIKE = ["Ideally there'd be {n}.", "I'm keen on {n}.", "Please go for {n}.",
+                           "{N} would be welcome.", "My vote goes to {n}.", "Bring {n}, please."]  # fmt: skip
+SECOND_DEVELOPMENT_DISLIKE = ["{N} are not for me.", "Skip {n} entirely.", "I'd like to avoid {n}.",
+                              "Please hold back on {n}.", "{N} irk me.", "No place for {n} here."]  # fmt: skip
+
+
+def second_development_bank() -> list[Phrasing]:
+    return _bank(SECOND_DEVELOPMENT_NOUNS, SECOND_DEVELOPMENT_LIKE, SECOND_DEVELOPMENT_DISLIKE)
+
+
 # General criteria for the silent check, never trained on: they say nothing about any measured property
 VALIDATION_GENERAL = ["Please get the facts right.", "I need a trustworthy answer.", "I'm a nurse asking for work.",
                       "Help me understand this.", "Be fair to every side.", "I'm curious about science.",

@@ -120,12 +120,10 @@ class CompositionalConfig:
     wide_bank: bool = _f(
         False,
         "train on the wider phrasing bank (phrasings.WIDE_*: more nouns, like / dislike templates and sentences per "
-        "property, ~25k phrasings instead of ~3.4k), so that unseen wordings read like the trained ones (tried, not "
-        "shipped: README 'Criteria fits')",
+        "property, ~25k phrasings instead of ~3.4k), so that unseen wordings read like the trained ones (shipped; "
+        "README 'Criteria fits')",
     )
-    wide_dsp: bool = _f(
-        False, "train the voice on 12 more phrasings per DSP domain (criteria_fit.WIDE_DSP; tried, not shipped)"
-    )
+    wide_dsp: bool = _f(False, "train the voice on 12 more phrasings per DSP domain (criteria_fit.WIDE_DSP; shipped)")
     weight_decay: float = _f(1e-2, "AdamW weight decay of both fits")
     weight_threshold: float = _f(
         0.0,
