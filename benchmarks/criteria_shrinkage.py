@@ -56,13 +56,8 @@ def card(judge, groups, dsp_groups, board=None) -> dict:
            "worst_property": props["worst_property"], "dsp_flip": dsp}  # fmt: skip
     if board is None:
         return out
-    flips, saved = [], E.DSP_VALIDATION
-    try:
-        for j in range(len(DSP_DEVELOPMENT["academy"])):
-            E.DSP_VALIDATION = {d: [texts[j]] for d, texts in DSP_DEVELOPMENT.items()}
-            flips.append(E.dsp_report(judge, dsp_groups)["flip"]["accuracy"])
-    finally:
-        E.DSP_VALIDATION = saved
+    one_each = [{d: [texts[j]] for d, texts in DSP_DEVELOPMENT.items()} for j in range(len(DSP_DEVELOPMENT["academy"]))]
+    flips = [E.dsp_report(judge, dsp_groups, phrasings)["flip"]["accuracy"] for phrasings in one_each]
     return out | {"dsp_flip_development": round(float(np.mean(flips)), 4)} | length_board_tau(judge, board)
 
 

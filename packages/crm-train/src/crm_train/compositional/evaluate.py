@@ -145,11 +145,12 @@ def property_report(judge: Judge, groups: Groups, gap: float, silent_gap: float,
             "worst_property": min(per_prop.items(), key=lambda kv: kv[1]["both"])[0]}  # fmt: skip
 
 
-def dsp_report(judge: Judge, groups: Groups) -> dict:
-    """The flip on held-out DSP groups under validation phrasings of each domain."""
+def dsp_report(judge: Judge, groups: Groups, phrasings: dict[str, list[str]] | None = None) -> dict:
+    """The flip on held-out DSP groups under each domain's phrasings (default: the validation ones), all at once."""
     side = judge.side([groups.prompts[g] for g in groups.group], groups.texts)
     z = groups.centred(judge.heads.spread)
-    crit = {d: judge.criteria(DSP_VALIDATION[d]) for d in DSP_DOMAINS}
+    phrasings = DSP_VALIDATION if phrasings is None else phrasings
+    crit = {d: judge.criteria(phrasings[d]) for d in DSP_DOMAINS}
     flips, direction = [], []
     for rows in groups.members():
         dom = {groups.names[r].removeprefix("dsp:"): r for r in rows if groups.names[r].startswith("dsp:")}

@@ -278,16 +278,18 @@ def typo(text: str, rng: random.Random) -> str:
     return text
 
 
+def _joined(base: dict[str, tuple[list, list]], more: dict[str, tuple[list, list]]) -> dict:
+    """Per property, both lists of `base` extended by those of `more`."""
+    return {p: (a + more.get(p, ([], []))[0], b + more.get(p, ([], []))[1]) for p, (a, b) in base.items()}
+
+
 def training_bank(seed: int = 0, typos_per_phrasing: float = 0.3, wide: bool = False) -> list[Phrasing]:
     """The training phrasings (templates and whole sentences) plus typo'd copies of a share of them; `wide` adds
     the wider bank (more nouns, templates and sentences: WIDE_*)."""
     nouns, like, dislike, sentences = TRAIN_NOUNS, LIKE, DISLIKE, TRAIN_SENTENCES
     if wide:
-        nouns = {p: (a + WIDE_NOUNS.get(p, ([], []))[0], b + WIDE_NOUNS.get(p, ([], []))[1])
-                 for p, (a, b) in TRAIN_NOUNS.items()}  # fmt: skip
+        nouns, sentences = _joined(TRAIN_NOUNS, WIDE_NOUNS), _joined(TRAIN_SENTENCES, WIDE_SENTENCES)
         like, dislike = LIKE + WIDE_LIKE, DISLIKE + WIDE_DISLIKE
-        sentences = {p: (a + WIDE_SENTENCES.get(p, ([], []))[0], b + WIDE_SENTENCES.get(p, ([], []))[1])
-                     for p, (a, b) in TRAIN_SENTENCES.items()}  # fmt: skip
     bank = _bank(nouns, like, dislike)
     for prop, (more, less) in sentences.items():
         bank += [Phrasing(t, prop, +1) for t in more] + [Phrasing(t, prop, -1) for t in less]
