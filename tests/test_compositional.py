@@ -359,6 +359,59 @@ def test_a_criterion_the_form_gate_reads_as_general_moves_no_property():
     assert (CompositionalHeads(params, gate_cut=3.0).criteria_side(rows[:1]).weights == 0).all()
 
 
+def test_several_criteria_fits_average_their_readings_before_the_cut(compositional_crm, tmp_path):
+    """Two fits: raw weights and gate logits are averaged, then cut, so a weight only one fit gives falls under the
+    cut that it would pass alone; voices stand side by side at half weight. Saved and loaded, each fit reads the
+    criteria with its own re-tuned layer."""
+    from crm_core.compositional import CompositionalHeads, member_prefix, mlp
+    from safetensors.numpy import load_file, save_file
+
+    k, r = len(NAMES), 4
+    identity = np.zeros((k + r, 384), np.float32)
+    identity[:, : k + r] = np.eye(k + r)
+    gate = np.zeros((1, 384), np.float32)
+    gate[0, 383] = 1.0
+    member = {"voice_proj": np.eye(r, 384, dtype=np.float32), "criteria.0.weight": identity,
+              "criteria.0.bias": np.zeros(k + r), "form_gate.0.weight": gate,
+              "form_gate.0.bias": np.zeros(1)}  # fmt: skip
+    params = {"spread": np.ones(k)} | member | {member_prefix(1) + key: v for key, v in member.items()}
+    heads = CompositionalHeads(params, weight_threshold=0.25)
+    assert len(heads.members) == 2 and heads.rank == 2 * r
+    one, other = np.zeros((1, 384), np.float32), np.zeros((1, 384), np.float32)
+    one[0, :3], other[0, :3] = (1.0, 0.4, -0.8), (0.6, 0.0, -0.8)  # both read property 0 and 2; only one reads 1
+    one[0, k : k + r], other[0, k : k + r] = 1.0, 3.0
+    one[0, 383], other[0, 383] = 3.0, -1.0  # the gate: mean logit 1 opens it, alone the second would close it
+    both = heads.criteria_side([one, other])
+    assert np.allclose(both.weights[:3], (0.55, 0.0, -0.55)) and (both.weights[3:] == 0).all()
+    alone = CompositionalHeads({"spread": np.ones(k)} | member, weight_threshold=0.25).criteria_side(one)
+    assert np.allclose(alone.weights[:3], (0.75, 0.15, -0.55))
+    assert np.allclose(both.voice, [0.5] * r + [1.5] * r)
+    side = heads.response_side(np.zeros((2, 384)), np.eye(2, 384), np.zeros((2, k)))
+    assert side.voice.shape == (2, 2 * r) and np.allclose(side.voice[:, :r], side.voice[:, r:])
+    with pytest.raises(ValueError, match="hold 2 criteria fits; got embeddings for 1"):
+        heads.criteria_side(one)
+    # a folder with two fits: the second reads criteria through its own (perturbed) top layer
+    folder = tmp_path / "two"
+    shutil.copytree(compositional_crm, folder)
+    saved = load_file(folder / "heads.safetensors")
+    layer = load_crm(compositional_crm).encoder.model.encoder.layer[5].state_dict()
+    noise = np.random.default_rng(1)
+    second = {key: v for key, v in saved.items() if key.startswith(("criteria.", "voice_proj"))}
+    second |= {f"criteria_layers.5.{key}": (v.numpy() + noise.normal(0, 0.05, v.shape)).astype(np.float32)
+               for key, v in layer.items()}  # fmt: skip
+    save_file(saved | {member_prefix(1) + key: v for key, v in second.items()}, folder / "heads.safetensors")
+    single, double = load_crm(compositional_crm), load_crm(folder)
+    assert len(double.criteria_encoders) == 2 and double.heads.rank == 2 * single.heads.rank
+    assert double.criteria_encoders[0] is double.encoder and double.criteria_encoders[1] is not double.encoder
+    text = "No emojis, please."
+    vecs = double._criteria_cache(text)
+    assert np.array_equal(vecs[0], single.encoder.encode([text])[0]) and not np.allclose(vecs[0], vecs[1], atol=1e-3)
+    assert np.array_equal(double.encoder.encode([text]), single.encoder.encode([text]))  # responses untouched
+    crit = double.criteria_side([text])
+    raw = [mlp(double.heads.members[m], "criteria", vecs[m][None])[0, :k] for m in range(2)]
+    assert np.allclose(crit.weights, np.mean(raw, axis=0), atol=1e-5)  # the test folder has no cut
+
+
 def test_the_stray_penalty_counts_only_weights_a_phrasing_is_not_about():
     """A bank phrasing's own property is free; its others, and all of a general criterion's, are penalised."""
     from crm_train.compositional.criteria_fit import stray_weights

@@ -38,6 +38,15 @@ from crm_core.reference import IDF_FILE, IdfTable, lexical_similarity, relative_
 
 HEADS_FILE = "heads.safetensors"
 CRITERIA_LAYERS = "criteria_layers."
+MEMBER_KEYS = ("criteria.", "voice_proj", "form_gate.", CRITERIA_LAYERS)  # what each criteria fit has of its own
+
+
+def member_prefix(member: int) -> str:
+    """Where criteria fit `member` keeps its parameters in the heads: the first at the top level (as a CRM with one
+    fit), the others under `member<m>.`."""
+    return f"member{member}." if member else ""
+
+
 SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
@@ -110,14 +119,19 @@ class CompositionalHeads:
     Heads fitted with a form gate (`form_gate.*`) also drop all property weights of a criterion whose gate logit is
     below `gate_cut`: one the gate reads as general (who the user is, what it is for, "be accurate").
     `weight_scale` multiplies the property weights that survive: how far a typed criterion may outweigh quality.
+
+    Heads may hold several criteria fits (`member_prefix`), each with its own head, gate, voice projection and
+    re-tuned layer: their raw weights and gate logits are averaged before the cut, so a weight that one fit gives
+    by chance and the others do not falls under it; their voices stand side by side (`rank` is the sum), each
+    counted 1 / members.
     """
 
     def __init__(self, params: dict[str, np.ndarray], weight_threshold: float = 0.0, voice_threshold: float = 0.0,
                  gate_cut: float = 0.0, weight_scale: float = 1.0):  # fmt: skip
-        self.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items()
-                       if not k.startswith(CRITERIA_LAYERS)}  # fmt: skip
+        self.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items() if CRITERIA_LAYERS not in k}
+        self.members = [member_params(self.params, m) for m in range(count_members(self.params))]
         self.spread = self.params["spread"]
-        self.rank = self.params["voice_proj"].shape[0]
+        self.rank = sum(m["voice_proj"].shape[0] for m in self.members)
         self.weight_threshold, self.voice_threshold = float(weight_threshold), float(voice_threshold)
         self.gate_cut, self.weight_scale = float(gate_cut), float(weight_scale)
 
@@ -131,24 +145,50 @@ class CompositionalHeads:
         for signal, weight in ((refsim, "refsim_weight"), (lexsim, "lexsim_weight"), (rel_length, "length_weight")):
             if signal is not None and weight in self.params:
                 quality = quality + self.params[weight][0] * signal
-        return ResponseSide(z, quality.astype(np.float64), response_vec @ self.params["voice_proj"].T)
+        voice = np.concatenate([response_vec @ m["voice_proj"].T for m in self.members], axis=1)
+        return ResponseSide(z, quality.astype(np.float64), voice)
 
-    def criteria_side(self, criteria_vecs: np.ndarray) -> CriteriaSide:
+    def criteria_side(self, criteria_vecs: np.ndarray | Sequence[np.ndarray]) -> CriteriaSide:
+        """`criteria_vecs`: (criteria, 384) embeddings, one array per member (one array alone for one member), each
+        from that member's criteria encoder."""
+        per_member = [criteria_vecs] if isinstance(criteria_vecs, np.ndarray) else list(criteria_vecs)
+        if len(per_member) != len(self.members):
+            raise ValueError(f"the heads hold {len(self.members)} criteria fits; got embeddings for {len(per_member)}")
         k = len(self.spread)
-        if not len(criteria_vecs):
+        if not len(per_member[0]):
             return CriteriaSide(np.zeros(k, np.float32), np.zeros(self.rank, np.float32))
-        out = mlp(self.params, "criteria", criteria_vecs)  # one row per criterion
-        weights = np.sign(out[:, :k]) * np.maximum(np.abs(out[:, :k]) - self.weight_threshold, 0.0) * self.weight_scale
-        if "form_gate.0.weight" in self.params:  # a criterion the gate reads as general moves no property
-            weights = weights * (mlp(self.params, "form_gate", criteria_vecs) >= self.gate_cut)
-        length = np.linalg.norm(out[:, k:], axis=1, keepdims=True)
-        voice = out[:, k:] * np.maximum(length - self.voice_threshold, 0.0) / np.maximum(length, 1e-12)
-        return CriteriaSide(weights.sum(axis=0), voice.sum(axis=0))
+        outs = [mlp(m, "criteria", vecs) for m, vecs in zip(self.members, per_member, strict=True)]
+        raw = np.mean([out[:, :k] for out in outs], axis=0)  # one row per criterion
+        weights = np.sign(raw) * np.maximum(np.abs(raw) - self.weight_threshold, 0.0) * self.weight_scale
+        if "form_gate.0.weight" in self.members[0]:  # a criterion the gate reads as general moves no property
+            logit = np.mean([mlp(m, "form_gate", v) for m, v in zip(self.members, per_member, strict=True)], axis=0)
+            weights = weights * (logit >= self.gate_cut)
+        voices = []
+        for out in outs:
+            length = np.linalg.norm(out[:, k:], axis=1, keepdims=True)
+            voices.append(out[:, k:] * np.maximum(length - self.voice_threshold, 0.0) / np.maximum(length, 1e-12))
+        voice = np.concatenate(voices, axis=1).sum(axis=0) / len(self.members)
+        return CriteriaSide(weights.sum(axis=0), voice)
 
     @staticmethod
     def scores(side: ResponseSide, crit: CriteriaSide, with_quality: bool = True) -> np.ndarray:
         score = side.z @ crit.weights + side.voice @ crit.voice
         return score + side.quality if with_quality else score.astype(np.float64)
+
+
+def count_members(params: dict[str, np.ndarray]) -> int:
+    """How many criteria fits the heads hold (1 for heads made before there could be more)."""
+    n = 1
+    while f"{member_prefix(n)}voice_proj" in params:
+        n += 1
+    return n
+
+
+def member_params(params: dict[str, np.ndarray], member: int) -> dict[str, np.ndarray]:
+    """Criteria fit `member`'s own parameters, named as in a CRM with one fit."""
+    prefix = member_prefix(member)
+    return {k.removeprefix(prefix): v for k, v in params.items()
+            if k.startswith(prefix) and k.removeprefix(prefix).startswith(MEMBER_KEYS)}  # fmt: skip
 
 
 def criteria_encoder(encoder: TextEncoder, params: dict[str, np.ndarray]) -> TextEncoder:
@@ -181,7 +221,9 @@ class CompositionalScorer:
             serving.get("weight_scale", 1.0),
         )
         self.encoder = TextEncoder(self.folder / ENCODER_DIR, threads=threads)
-        self.criteria_encoder = criteria_encoder(self.encoder, params)
+        self.criteria_encoders = [criteria_encoder(self.encoder, member_params(params, m))
+                                  for m in range(len(self.heads.members))]  # fmt: skip
+        self.criteria_encoder = self.criteria_encoders[0]
         store = os.environ.get("USL_EMBEDDINGS")  # an embedding store (crm_core.encoder) shared with training
         self.store = EmbeddingStore(store, self.encoder) if store else None
         self.reference_model = self.spec.extra.get("reference_model")
@@ -201,13 +243,15 @@ class CompositionalScorer:
         return self.encoder.identity
 
     def _encode_one_criterion(self, text: str) -> np.ndarray:
-        return self.criteria_encoder.encode([text])[0]
+        """(members, 384): the sentence as each criteria fit's encoder reads it."""
+        return np.stack([encoder.encode([text])[0] for encoder in self.criteria_encoders])
 
     def criteria_side(self, criteria: Sequence[str], dislikes: Sequence[str] = ()) -> CriteriaSide:
-        """The criteria's weights and voice; each sentence's embedding is cached by its text."""
+        """The criteria's weights and voice; each sentence's embeddings are cached by its text."""
         texts = split_criteria(criteria, dislikes)
-        vecs = np.stack([self._criteria_cache(t) for t in texts]) if texts else np.zeros((0, 384), np.float32)
-        return self.heads.criteria_side(vecs)
+        members = len(self.criteria_encoders)
+        vecs = np.stack([self._criteria_cache(t) for t in texts]) if texts else np.zeros((0, members, 384), np.float32)
+        return self.heads.criteria_side([vecs[:, m] for m in range(members)])
 
     def response_side(
         self,

@@ -66,17 +66,24 @@ class TextEncoder:
 
     def with_layers(self, layers: dict[str, np.ndarray]) -> TextEncoder:
         """A copy whose transformer layers named in `layers` ('<index>.<parameter>' -> array, as fitted for the
-        criteria side) are replaced; the others stay shared in value."""
+        criteria side) are replaced; the others are the same modules as this encoder's (a CRM with several criteria
+        fits holds one copy of the shared layers, not one per fit)."""
         import copy
 
-        other = copy.copy(self)
-        other.model = copy.deepcopy(self.model)
         by_layer: dict[int, dict] = {}
         for key, value in layers.items():
             index, name = key.split(".", 1)
             by_layer.setdefault(int(index), {})[name] = self.torch.from_numpy(np.asarray(value, dtype=np.float32))
+        other = copy.copy(self)
+        other.model = copy.copy(self.model)  # shallow copies with their own child tables: the embeddings, pooler and
+        other.model._modules = dict(self.model._modules)  # untouched layers stay shared
+        stack = copy.copy(self.model.encoder)
+        stack._modules = dict(self.model.encoder._modules)
+        stack.layer = self.torch.nn.ModuleList(list(self.model.encoder.layer))
         for index, state in by_layer.items():
-            other.model.encoder.layer[index].load_state_dict(state)
+            stack.layer[index] = copy.deepcopy(self.model.encoder.layer[index])
+            stack.layer[index].load_state_dict(state)
+        other.model.encoder = stack
         other.identity = f"{self.identity}-tuned{sorted(by_layer)}"
         return other
 

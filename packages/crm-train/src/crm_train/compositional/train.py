@@ -20,13 +20,20 @@ import json
 import random
 import shutil
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import torch
 from crm_core.atomic import atomic_dir
-from crm_core.compositional import CRITERIA_LAYERS, HEADS_FILE, quality_input, reference_similarity, split_criteria
+from crm_core.compositional import (
+    CRITERIA_LAYERS,
+    HEADS_FILE,
+    member_prefix,
+    quality_input,
+    reference_similarity,
+    split_criteria,
+)
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder, make_lean, write_encoder
 from crm_core.model import CRMSpec
 from crm_core.properties import NAMES
@@ -124,6 +131,12 @@ class CompositionalConfig:
         "README 'Criteria fits')",
     )
     wide_dsp: bool = _f(False, "train the voice on 12 more phrasings per DSP domain (criteria_fit.WIDE_DSP; shipped)")
+    criteria_members: int = _f(
+        1,
+        "criteria fits made (seeds seed, seed + 1, ...; one quality term), each with its own re-tuned layer, head, "
+        "gate and voice; serving averages their readings before the cut, so a weight one fit gives by chance and "
+        "the others do not falls under it (README 'Criteria fits')",
+    )
     weight_decay: float = _f(1e-2, "AdamW weight decay of both fits")
     weight_threshold: float = _f(
         0.0,
@@ -351,40 +364,55 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
     # on a bench the quality term also varies with reference similarity, which these answers lack: a fixed draw of
     # the same spread stands in for it, so the criteria learn weights that hold against the bench's quality
     clean_quality = quality.copy()
-    quality = quality + np.random.default_rng(config.seed).normal(0, reference_spread, len(quality)).astype(np.float32)
     z = train_groups.centred(spread)
-    rng = np.random.default_rng(config.seed)
-    bank = P.training_bank(config.seed, wide=config.wide_bank)
     short = P.silent_criteria(config.silent_extra)
     rubrics = P.rubric_criteria(shared) if config.silent_extra else []
-    states, mask, general, dsp_phr = phrase_table(
-        encoder, bank, short + rubrics, config.criteria_layers, config.wide_dsp
-    )
     general_p = np.array([0.5 / len(short)] * len(short) + [0.5 / len(rubrics)] * len(rubrics)) if rubrics else None
     clean_spread = centred_std(clean_quality, [str(g) for g in train_groups.group])
-    data = CriteriaData(z, train_groups.vec, quality, clean_quality, clean_spread,
-                        clear_pairs(train_groups, z, config.clear_gap, 4000, rng), dsp_pairs(train_groups), bank,
-                        states, mask, general, general_p, dsp_phr)  # fmt: skip
-    criteria_net, criteria_log = fit_criteria(data, encoder, config)
-    # 5: the folder
     params = {"spread": torch.tensor(spread), "refsim_weight": quality_net.refsim_weight.detach().reshape(1)}
     if idf is not None:
         params.update({"lexsim_weight": torch.tensor([config.lexsim_weight]),
                        "length_weight": torch.tensor([config.length_weight])})  # fmt: skip
     params.update(linear_params(quality_net.quality, "quality"))
-    params.update(linear_params(criteria_net.criteria, "criteria"))
-    params["voice_proj"] = criteria_net.voice_proj.weight.detach()
-    if config.form_gate_weight:
-        params.update(linear_params(criteria_net.form_gate, "form_gate"))
-    first = encoder.model.config.num_hidden_layers - config.criteria_layers
-    for j, layer in enumerate(criteria_net.layers):
-        params.update({f"{CRITERIA_LAYERS}{first + j}.{k}": v.detach() for k, v in layer.state_dict().items()})
+    criteria_logs, bank, counts = [], [], {}
+    for member in range(config.criteria_members):  # each fit draws its own noise, pairs, typos and steps
+        member_config = replace(config, seed=config.seed + member)
+        noise = np.random.default_rng(member_config.seed).normal(0, reference_spread, len(quality))
+        noisy = quality + noise.astype(np.float32)
+        rng = np.random.default_rng(member_config.seed)
+        bank = P.training_bank(member_config.seed, wide=config.wide_bank)
+        states, mask, general, dsp_phr = phrase_table(
+            encoder, bank, short + rubrics, config.criteria_layers, config.wide_dsp
+        )
+        data = CriteriaData(z, train_groups.vec, noisy, clean_quality, clean_spread,
+                            clear_pairs(train_groups, z, config.clear_gap, 4000, rng), dsp_pairs(train_groups), bank,
+                            states, mask, general, general_p, dsp_phr)  # fmt: skip
+        criteria_net, criteria_log = fit_criteria(data, encoder, member_config)
+        criteria_logs.append(criteria_log)
+        if not member:
+            counts = {"property_pairs": {NAMES[k]: len(v) for k, v in data.clear.items()}, "dsp_pairs": len(data.dsp)}
+        params.update({member_prefix(member) + k: v for k, v in criteria_params(criteria_net, encoder, config).items()})
+        del states, mask, data
+    # 5: the folder
     manifest = {"config": asdict(config), "data_hash": data_hash(shared), "seconds": round(time.time() - started),
-                "quality": quality_log, "criteria_fit": criteria_log, "properties": list(NAMES), "training_pairs": {
+                "quality": quality_log, "criteria_fit": criteria_logs[0], "criteria_members": criteria_logs[1:],
+                "properties": list(NAMES), "training_pairs": {
                     name: sum(p.source == name for p in pairs) for name in sorted({p.source for p in pairs})},
-                "property_pairs": {NAMES[k]: len(v) for k, v in data.clear.items()}, "dsp_pairs": len(data.dsp),
-                "phrasings": len(bank), "silent_criteria": {"short": len(short), "rubrics": len(rubrics)}}  # fmt: skip
+                **counts, "phrasings": len(bank),
+                "silent_criteria": {"short": len(short), "rubrics": len(rubrics)}}  # fmt: skip
     return save_compositional(out / "best", params, encoder_dir, manifest, idf)
+
+
+def criteria_params(net, encoder, config: CompositionalConfig) -> dict[str, torch.Tensor]:
+    """One criteria fit's parameters as crm_core.compositional reads them: head, voice projection, form gate and
+    the re-tuned top layer(s) of the encoder."""
+    params = linear_params(net.criteria, "criteria") | {"voice_proj": net.voice_proj.weight.detach()}
+    if config.form_gate_weight:
+        params.update(linear_params(net.form_gate, "form_gate"))
+    first = encoder.model.config.num_hidden_layers - config.criteria_layers
+    for j, layer in enumerate(net.layers):
+        params.update({f"{CRITERIA_LAYERS}{first + j}.{k}": v.detach() for k, v in layer.state_dict().items()})
+    return params
 
 
 def linear_params(sequential: torch.nn.Sequential, prefix: str) -> dict[str, torch.Tensor]:
