@@ -265,6 +265,39 @@ SECOND_BANK_FITS = {
 }
 
 
+# the shipped config fitted with three seeds, alone and averaged (criteria_members); both development banks
+SEED_FITS = {
+    "criteria_fit_wide_bank_dsp_layer_lr": "seed 0 (the single fit shipped before)",
+    "criteria_fit_wide_bank_dsp_layer_lr_seed1": "seed 1",
+    "criteria_fit_wide_bank_dsp_layer_lr_seed2": "seed 2",
+    "criteria_fit_members3": "seeds 0-2 averaged (criteria_members 3)",
+}
+SEED_COLUMNS = ("silent", "combined", "properties_mean", "properties_min", "dsp_flip_development", "length_board_tau")
+
+
+def criteria_seeds_table() -> str:
+    def cut(name: str) -> dict:
+        return next(g for g in _load(name)["development_grid"]
+                    if g["weight_threshold"] == 0.25 and g["voice_threshold"] == 30.0)  # fmt: skip
+
+    lines = ["The shipped criteria config with three seeds (seeds 1 and 2 also refit the quality term with their "
+             "seed), development data only, at the serving cut 0.25 / 30; each cell is first bank / second bank "
+             "(`criteria_shrinkage.py --development-only [--second-bank]`; DSP and the length board do not depend on "
+             "the bank):", "",
+             "| criteria fit | silent: unchanged | two or three criteria | property pairs (mean of worse direction) | "
+             "worst property | DSP flip, unseen domain phrasings | length board tau (MT-bench) |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    rows = {label: (cut(f"{name}_dev.json"), cut(f"{name}_dev2.json")) for name, label in SEED_FITS.items()}
+    singles = [rows[label] for label in list(rows)[:3]]
+    mean = tuple({k: sum(s[b][k] for s in singles) / len(singles) for k in SEED_COLUMNS} for b in (0, 1))
+    for label, (first, second) in [*list(rows.items())[:3], ("mean of the three single fits", mean),
+                                   *list(rows.items())[3:]]:  # fmt: skip
+        cells = [f"{first[k]:.3f} / {second[k]:.3f}" for k in SEED_COLUMNS[:4]]
+        cells += [f"{first[k]:.3f}" for k in SEED_COLUMNS[4:]]
+        lines.append(f"| {label} | {' | '.join(cells)} |")
+    return "\n".join(lines)
+
+
 def criteria_fits_second_bank_table() -> str:
     return criteria_fits_table(SECOND_BANK_FITS, "the second development phrasing bank, `--second-bank`,")
 
@@ -336,6 +369,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "taste": taste_table,
     "criteria-fits": criteria_fits_table,
     "criteria-fits-second-bank": criteria_fits_second_bank_table,
+    "criteria-seeds": criteria_seeds_table,
 }
 
 

@@ -76,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
         w_true = np.zeros(k)
         for p, sign in zip(props, signs, strict=True):
             w_true[NAMES.index(p)] = sign * rng.uniform(1, 3)
-        u_true = rng.normal(0, 1, scorer.heads.rank)
+        # from its own generator: the visitors' properties and typed sentences do not depend on the voice's rank
+        # (a CRM with several criteria fits has a wider voice space), so CRMs are compared on the same visitors
+        u_true = np.random.default_rng([args.seed, v]).normal(0, 1, scorer.heads.rank)
         u_true *= 0.5 / max(np.std(table.side.voice @ u_true), 1e-9)  # a voice worth half a spread
         theta_true = np.concatenate([w_true, u_true])
         truth = rates(theta_true)
