@@ -458,6 +458,8 @@ def model_card(spec: CRMSpec) -> str:
         "Arena-Hard answers (Apache-2.0) for property pairs"
         + ("; BiGGen-Bench rubric questions (Apache-2.0) as general criteria" if config.get("silent_extra") else "")
         + ". No AlpacaEval instruction outside that allowance.",
+        *([f"- criteria read by {config['criteria_members']} fits (seeds {config.get('seed')} and up), their "
+           "weights averaged before the serving cut"] if config.get("criteria_members", 1) > 1 else []),
         *(["- form gate: a criterion it reads as general (who you are, what it is for) moves no property; the app "
            "shows 'no measured property' for it"] if config.get("form_gate_weight") else []),
         "- limits: properties (crm_core/properties.py) and, where a bench has the reference model's answer, the "
