@@ -374,7 +374,7 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
         params.update({"lexsim_weight": torch.tensor([config.lexsim_weight]),
                        "length_weight": torch.tensor([config.length_weight])})  # fmt: skip
     params.update(linear_params(quality_net.quality, "quality"))
-    criteria_logs, bank, counts = [], [], {}
+    criteria_logs, counts = [], {}
     for member in range(config.criteria_members):  # each fit draws its own noise, pairs, typos and steps
         member_config = replace(config, seed=config.seed + member)
         noise = np.random.default_rng(member_config.seed).normal(0, reference_spread, len(quality))
@@ -390,7 +390,11 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
         criteria_net, criteria_log = fit_criteria(data, encoder, member_config)
         criteria_logs.append(criteria_log)
         if not member:
-            counts = {"property_pairs": {NAMES[k]: len(v) for k, v in data.clear.items()}, "dsp_pairs": len(data.dsp)}
+            counts = {
+                "property_pairs": {NAMES[k]: len(v) for k, v in data.clear.items()},
+                "dsp_pairs": len(data.dsp),
+                "phrasings": len(bank),
+            }  # the first fit's (typo'd copies are drawn per seed)
         params.update({member_prefix(member) + k: v for k, v in criteria_params(criteria_net, encoder, config).items()})
         del states, mask, data
     # 5: the folder
@@ -398,8 +402,7 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
                 "quality": quality_log, "criteria_fit": criteria_logs[0], "criteria_members": criteria_logs[1:],
                 "properties": list(NAMES), "training_pairs": {
                     name: sum(p.source == name for p in pairs) for name in sorted({p.source for p in pairs})},
-                **counts, "phrasings": len(bank),
-                "silent_criteria": {"short": len(short), "rubrics": len(rubrics)}}  # fmt: skip
+                **counts, "silent_criteria": {"short": len(short), "rubrics": len(rubrics)}}  # fmt: skip
     return save_compositional(out / "best", params, encoder_dir, manifest, idf)
 
 
