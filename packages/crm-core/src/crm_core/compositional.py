@@ -16,7 +16,8 @@
 Everything about (q, r) is computed once per response; a new criteria set costs one encoding of each criterion,
 so a leaderboard over every stored response is arithmetic. The folder: crm.json (kind "compositional"), heads
 .safetensors (the small networks, run in NumPy, and the re-tuned layer), encoder/ (MiniLM, float16 weights;
-crm_core.encoder). With $USL_EMBEDDINGS set to an embedding store, response vectors already in it are reused.
+crm_core.encoder) and, once exported, onnx/ (crm_core.compositional_onnx). With $USL_EMBEDDINGS set to an
+embedding store, response vectors already in it are reused.
 """
 
 from __future__ import annotations
@@ -203,8 +204,12 @@ class CompositionalScorer:
 
     weights_file = HEADS_FILE
 
-    def __init__(self, folder: str | Path, threads: int | None = None):
+    def __init__(self, folder: str | Path, threads: int | None = None, backend: str = "torch"):
+        """backend 'onnx' runs the encoders through the folder's ONNX export (crm_core.compositional_onnx),
+        'auto' does so when the folder has one."""
         from safetensors.numpy import load
+
+        from crm_core.compositional_onnx import OnnxPartsEncoder, has_parts
 
         self.folder = Path(folder)
         self.spec = CRMSpec.load(self.folder)
@@ -220,10 +225,24 @@ class CompositionalScorer:
             serving.get("form_gate_cut", 0.0),
             serving.get("weight_scale", 1.0),
         )
-        self.encoder = TextEncoder(self.folder / ENCODER_DIR, threads=threads)
-        self.criteria_encoders = [criteria_encoder(self.encoder, member_params(params, m))
-                                  for m in range(len(self.heads.members))]  # fmt: skip
-        self.criteria_encoder = self.criteria_encoders[0]
+        if backend == "auto":
+            backend = "onnx" if has_parts(self.folder) else "torch"
+        if backend not in ("torch", "onnx"):
+            raise ValueError(f"backend must be 'torch', 'onnx' or 'auto', got {backend!r}")
+        self.backend = backend
+        if backend == "onnx":
+            self.encoder = OnnxPartsEncoder(self.folder, threads=threads)
+            if self.encoder.meta["fits"] != len(self.heads.members):
+                raise ValueError(f"{folder}: the ONNX export reads criteria for {self.encoder.meta['fits']} fits, the "
+                                 f"heads hold {len(self.heads.members)}; export this folder again")  # fmt: skip
+        else:
+            self.encoder = TextEncoder(self.folder / ENCODER_DIR, threads=threads)
+        self.criteria_encoders: list[TextEncoder] = []  # criteria read by PyTorch (all but a float32 ONNX export)
+        if backend == "torch" or not self.encoder.reads_criteria:
+            base = self.encoder if backend == "torch" else TextEncoder(self.folder / ENCODER_DIR, threads=threads)
+            self.criteria_encoders = [criteria_encoder(base, member_params(params, m))
+                                      for m in range(len(self.heads.members))]  # fmt: skip
+            self.criteria_encoder = self.criteria_encoders[0]
         store = os.environ.get("USL_EMBEDDINGS")  # an embedding store (crm_core.encoder) shared with training
         self.store = EmbeddingStore(store, self.encoder) if store else None
         self.reference_model = self.spec.extra.get("reference_model")
@@ -235,6 +254,8 @@ class CompositionalScorer:
         digest.update(str(self.reference_model).encode())
         if self.idf is not None:
             digest.update((self.folder / IDF_FILE).read_bytes())
+        if backend == "onnx":  # its vectors are not PyTorch's (int8 ones, by a few percent)
+            digest.update(self.encoder.identity.encode())
         self.response_side_id = digest.hexdigest()[:20]
         self._criteria_cache = lru_cache(maxsize=4096)(self._encode_one_criterion)
 
@@ -244,12 +265,14 @@ class CompositionalScorer:
 
     def _encode_one_criterion(self, text: str) -> np.ndarray:
         """(members, 384): the sentence as each criteria fit's encoder reads it."""
+        if not self.criteria_encoders:
+            return self.encoder.read_criteria([text])[0]
         return np.stack([encoder.encode([text])[0] for encoder in self.criteria_encoders])
 
     def criteria_side(self, criteria: Sequence[str], dislikes: Sequence[str] = ()) -> CriteriaSide:
         """The criteria's weights and voice; each sentence's embeddings are cached by its text."""
         texts = split_criteria(criteria, dislikes)
-        members = len(self.criteria_encoders)
+        members = len(self.heads.members)
         vecs = np.stack([self._criteria_cache(t) for t in texts]) if texts else np.zeros((0, members, 384), np.float32)
         return self.heads.criteria_side([vecs[:, m] for m in range(members)])
 

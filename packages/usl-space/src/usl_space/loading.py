@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from crm_core.compositional_onnx import has_parts
 from crm_core.data import Bench, open_bench, read_models_file
 from crm_core.data.importers import detect_layout
 from crm_core.model import Scorer, load_crm
@@ -47,7 +48,7 @@ def open_scorer(model: str | os.PathLike | None = None, backend: str = "auto", t
     path), else PyTorch."""
     folder = Path(model) if model else default_crm()
     if backend == "auto":
-        backend = "onnx" if (folder / "model.onnx").is_file() else "torch"
+        backend = "onnx" if (folder / "model.onnx").is_file() or has_parts(folder) else "torch"
     if backend == "onnx":
         return load_crm(folder, backend="onnx", threads=threads)
     return load_crm(folder, backend="torch")

@@ -52,8 +52,8 @@ class Judge:
     """The shipped scorer (crm_core.compositional.CompositionalScorer) reading response vectors from the
     embedding store, plus memoised features for answer groups."""
 
-    def __init__(self, folder: Path, embeddings: str):
-        self.scorer = CompositionalScorer(folder)
+    def __init__(self, folder: Path, embeddings: str, backend: str = "torch"):
+        self.scorer = CompositionalScorer(folder, backend=backend)
         self.scorer.store = EmbeddingStore(embeddings, self.scorer.encoder)
         self.features = Features(self.scorer.store)
 
@@ -239,13 +239,15 @@ def leaderboard_report(judge: Judge, shared: Path, half: str = "evaluation") -> 
             "lc_published": {m: lc[m] for m in ranked}}  # fmt: skip
 
 
-def report(model: Path, shared: Path, embeddings: str, gap: float = 1.5, silent_gap: float = 0.3) -> dict:
-    judge = Judge(model, embeddings)
+def report(
+    model: Path, shared: Path, embeddings: str, gap: float = 1.5, silent_gap: float = 0.3, backend: str = "torch"
+) -> dict:
+    judge = Judge(model, embeddings, backend)
     groups = S.answer_groups(shared)
     held = [g for g in groups if S.split(g[0]) != "train"]
     held_groups = make_groups(held, judge.features)
     dsp_held = [(q, {f"dsp:{d}": t for d, t in a.items()}) for q, a in S.dsp_groups(shared) if S.split(q) != "train"]
-    return {"model": str(model), "properties": property_report(judge, held_groups, gap, silent_gap),
+    return {"model": str(model), "backend": backend, "properties": property_report(judge, held_groups, gap, silent_gap),
             "dsp": dsp_report(judge, make_groups(dsp_held, judge.features)), "human": human_report(judge, shared),
             "leaderboard": leaderboard_report(judge, shared)}  # fmt: skip
 
@@ -256,8 +258,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shared", default="../shared/data", type=Path, help="the shared data folder")
     parser.add_argument("--embeddings", default="data/embeddings", help="the embedding store (built on demand)")
     parser.add_argument("--output", type=Path, help="also write the report JSON here")
+    parser.add_argument("--backend", choices=["torch", "onnx"], default="torch",
+                        help="run the encoders in PyTorch, or through the folder's ONNX export")  # fmt: skip
     args = parser.parse_args(argv)
-    result = report(args.model, args.shared, args.embeddings)
+    result = report(args.model, args.shared, args.embeddings, backend=args.backend)
     text = json.dumps(result, indent=2)
     if args.output:
         args.output.write_text(text + "\n", encoding="utf-8")
