@@ -12,11 +12,12 @@ setting has the best silent agreement among those whose development property acc
 and DSP flip each stay within `--slack` (default 0: no worse) of the unshrunk CRM's; only then is it scored on
 the report card's data (validation phrasings, validation + test prompts), beside the unshrunk CRM.
 
-Development runs also score two things the choice rules above do not use (`card`): the DSP flip under development
-domain phrasings never trained on (criteria_fit.DSP_DEVELOPMENT, one at a time; `dsp_flip` uses the training ones,
-all at once), and a length board: Kendall tau between MT-bench boards (80 prompts x 32 models, win rate against
-gpt-4) under each development "longer" phrasing and its "shorter" twin. `--weight-scales` chooses the weights' scale
-by that tau.
+Development runs also score three things the choice rules above do not use (`card`): the DSP flip under
+development domain phrasings never trained on (criteria_fit.DSP_DEVELOPMENT, one at a time; `dsp_flip` uses the
+training ones, all at once), the property weights such a phrasing gives (mean of their absolute sum: a register
+should move the voice, not, say, code blocks), and a length board: Kendall tau between MT-bench boards (80 prompts
+x 32 models, win rate against gpt-4) under each development "longer" phrasing and its "shorter" twin.
+`--weight-scales` chooses the weights' scale by that tau.
 
 Two earlier runs are kept beside the result: the first chose on the training phrasings (their weights are sharper
 than unseen phrasings', and its cut erased the latter's), the second with a slack of 0.02 on the development bank;
@@ -58,7 +59,17 @@ def card(judge, groups, dsp_groups, board=None) -> dict:
         return out
     one_each = [{d: [texts[j]] for d, texts in DSP_DEVELOPMENT.items()} for j in range(len(DSP_DEVELOPMENT["academy"]))]
     flips = [E.dsp_report(judge, dsp_groups, phrasings)["flip"]["accuracy"] for phrasings in one_each]
-    return out | {"dsp_flip_development": round(float(np.mean(flips)), 4)} | length_board_tau(judge, board)
+    # what a domain criterion moves besides its voice: the property weights it gives (sum of |w| after the cut)
+    domain_weights = [float(np.abs(judge.criteria([t]).weights).sum()) for texts in DSP_DEVELOPMENT.values()
+                      for t in texts]  # fmt: skip
+    return (
+        out
+        | {
+            "dsp_flip_development": round(float(np.mean(flips)), 4),
+            "domain_property_weight": round(float(np.mean(domain_weights)), 3),
+        }
+        | length_board_tau(judge, board)
+    )
 
 
 def mt_bench_board(judge, shared: Path) -> dict:

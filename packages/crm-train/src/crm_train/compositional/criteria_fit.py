@@ -281,14 +281,16 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
         # DSP rows
         d_idx = o3 + torch.tensor(dsp_rows[:, 0])
         da, db = torch.tensor(dsp_rows[:, 1]), torch.tensor(dsp_rows[:, 2])
-        loss_dsp = bce(q[da] - q[db] + term(w_all[d_idx], u_all[d_idx], da, db), torch.ones(len(dsp_rows)))
+        w_dsp = torch.zeros_like(w_all[d_idx]) if config.dsp_weights == "voice_only" else w_all[d_idx]
+        loss_dsp = bce(q[da] - q[db] + term(w_dsp, u_all[d_idx], da, db), torch.ones(len(dsp_rows)))
         # the least weights that do the job: nothing else holds back a property no drawn row tests
         loss_size = config.weight_penalty * w_all.pow(2).mean() + config.voice_penalty * u_all.pow(2).mean()
         loss = loss_prop + config.silent_weight * loss_silent + loss_dsp + loss_size
         if config.stray_penalty:  # what each drawn phrasing is about is known: every other weight should be 0
-            drawn_about = np.full(o3, -1)  # the general criteria (rows o1:o2) are about nothing
+            drawn = o3 if config.dsp_weights == "free" else len(phr)  # domain criteria (rows o3:) too, unless free
+            drawn_about = np.full(drawn, -1)  # the general criteria (rows o1:o2) are about nothing
             drawn_about[:o1], drawn_about[o2:o3] = bank_prop[phr[:o1]], bank_prop[phr[o2:o3]]
-            loss = loss + config.stray_penalty * stray_weights(w_all[:o3], drawn_about)
+            loss = loss + config.stray_penalty * stray_weights(w_all[:drawn], drawn_about)
         if config.form_gate_weight:  # bank phrasings and domain criteria (their register) speak about form;
             about_form = torch.ones(len(phr), dtype=torch.bool)  # general criteria do not
             about_form[o1:o2] = False  # the two classes weigh the same

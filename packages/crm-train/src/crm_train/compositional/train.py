@@ -46,6 +46,9 @@ from crm_train.compositional.criteria_fit import CriteriaData, clear_pairs, dsp_
 from crm_train.compositional.features import Features, make_groups
 
 
+DSP_WEIGHTS = ("free", "stray", "voice_only")
+
+
 def _f(default, help: str):
     return field(default=default, metadata={"help": help})
 
@@ -131,6 +134,13 @@ class CompositionalConfig:
         "README 'Criteria fits')",
     )
     wide_dsp: bool = _f(False, "train the voice on 12 more phrasings per DSP domain (criteria_fit.WIDE_DSP; shipped)")
+    dsp_weights: str = _f(
+        "free",
+        "the property weights of a DSP domain criterion: 'free' (fitted on DSP rows like the voice), 'stray' (the "
+        "stray penalty also holds them down: a register keeps only weights DSP strongly needs) or 'voice_only' (and "
+        "DSP rows judge by the voice alone). 'free' lets DSP's chance correlations become readings: the fit shipped "
+        "with it read 'Write for a business audience.' as code_blocks +4.0, bold -3.3, exclamations -3.2",
+    )
     criteria_members: int = _f(
         1,
         "criteria fits made (seeds seed, seed + 1, ...; one quality term), each with its own re-tuned layer, head, "
@@ -158,6 +168,10 @@ class CompositionalConfig:
         "the steps), so that the weights a criterion needs are fitted to clear the cut (tried, not shipped: on "
         "development data at the shipped cut, silent 0.648 vs 0.743 and property pairs 0.939 vs 0.959)",
     )
+
+    def __post_init__(self) -> None:
+        if self.dsp_weights not in DSP_WEIGHTS:
+            raise ValueError(f"dsp_weights must be one of {', '.join(DSP_WEIGHTS)}, got {self.dsp_weights!r}")
 
 
 def data_hash(shared: Path) -> str:
