@@ -270,7 +270,8 @@ SEED_FITS = {
     "criteria_fit_wide_bank_dsp_layer_lr": "seed 0 (the single fit shipped before)",
     "criteria_fit_wide_bank_dsp_layer_lr_seed1": "seed 1",
     "criteria_fit_wide_bank_dsp_layer_lr_seed2": "seed 2",
-    "criteria_fit_members3": "seeds 0-2 averaged (criteria_members 3)",
+    "criteria_fit_members3": "seeds 0-2 averaged (criteria_members 3; shipped before)",
+    "criteria_fit_members3_dsp_stray": "seeds 0-2 averaged, dsp_weights stray (shipped)",
 }
 SEED_COLUMNS = ("silent", "combined", "properties_mean", "properties_min", "dsp_flip_development", "length_board_tau")
 
@@ -319,6 +320,33 @@ def criteria_fits_table(fits: dict[str, str] | None = None, bank: str = "develop
     return "\n".join(lines)
 
 
+# what a domain criterion's property weights may do (dsp_weights), seed 0, one reader; development data
+DOMAIN_WEIGHT_FITS = {
+    "criteria_fit_wide_bank_dsp_layer_lr_dev.json": "free (as before), seed 0",
+    "criteria_fit_dsp_stray_dev.json": "stray: the stray penalty holds them down, seed 0",
+    "criteria_fit_dsp_voice_only_dev.json": "voice_only: DSP rows judged by the voice alone, weights held down, seed 0",
+    "criteria_fit_members3_dev.json": "free, three readers (shipped before)",
+    "criteria_fit_members3_dsp_stray_dev.json": "stray, three readers (shipped)",
+}
+
+
+def domain_weights_table() -> str:
+    lines = ["Property weights of domain criteria (`dsp_weights`), development data only (first development bank), "
+             "at the serving cut 0.25 / 30 (`criteria_shrinkage.py --development-only`):", "",
+             "| dsp_weights | silent: unchanged | two or three criteria | property pairs (mean of worse direction) | "
+             "worst property | DSP flip | DSP flip, unseen domain phrasings | property weight of an unseen domain "
+             "phrasing (sum of abs) | length board tau (MT-bench) |",
+             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for name, label in DOMAIN_WEIGHT_FITS.items():
+        row = next(g for g in _load(name)["development_grid"]
+                   if g["weight_threshold"] == 0.25 and g["voice_threshold"] == 30.0)  # fmt: skip
+        lines.append(f"| {label} | {row['silent']:.3f} | {row['combined']:.3f} | {row['properties_mean']:.3f} | "
+                     f"{row['worst_property']} {row['properties_min']:.3f} | {row['dsp_flip']:.3f} | "
+                     f"{row['dsp_flip_development']:.3f} | {row['domain_property_weight']:.2f} | "
+                     f"{row['length_board_tau']:.3f} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def taste_table() -> str:
     r = _load("taste_votes.json")
     med = r["median_tau"]
@@ -356,6 +384,56 @@ def load_table() -> str:
     return "\n".join(lines)
 
 
+ONNX_LABELS = {"pytorch": "PyTorch (float32 compute, float16 weights)", "fp32": "ONNX Runtime float32 export",
+               "int8": "ONNX Runtime int8 export (shipped: responses int8, criteria PyTorch)",
+               "int8-per-tensor": "int8 per tensor (not used)",
+               "int8-criteria": "criteria read through int8 lower layers (not used)"}  # fmt: skip
+
+
+def compositional_onnx_table() -> str:
+    """The compositional CRM's encoders in PyTorch and ONNX Runtime (benchmarks/compositional_onnx.py), and its
+    report card as the Space serves it (int8) beside PyTorch's."""
+    r = _load("compositional_onnx.json")
+    lines = [
+        f"`{r['model']}`, {r['machine']}; {r['texts']} AlpacaEval answers encoded, {r['rounds']} interleaved rounds "
+        f"(median); criteria: {r['criteria']} validation and development phrasings and silent criteria.",
+        "",
+        "| encoders | answers/s | x PyTorch | answer vectors: mean / min cosine to PyTorch's | own property read with "
+        "PyTorch's sign | phrasings whose surviving weights change | graphs MB | folder MB |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, label in ONNX_LABELS.items():
+        speed = r["encode_texts_per_s"].get(name)
+        vec = r["response_vectors_vs_pytorch"].get(name)
+        reads = r["criteria_readings_vs_pytorch"].get(name if name != "int8-per-tensor" else "")
+        size = r["sizes"].get(name, {})
+        cosine = f"{vec['mean_cosine']:.4f} / {vec['min_cosine']:.4f}" if vec else "1 / 1" if name == "pytorch" else "-"
+        lines.append(
+            f"| {label} | {speed if speed is not None else '-'} | "
+            f"{r['speedup_vs_pytorch'][name] if speed is not None else '-'} | "
+            f"{cosine} | "
+            f"{reads['own_property_same_sign'] if reads else ('1' if name == 'pytorch' else '-')} | "
+            f"{reads['phrasings_with_other_cut_pattern'] if reads else ('0' if name == 'pytorch' else '-')} | "
+            f"{size.get('graphs_mb', '-')} | {size.get('folder_mb', '-')} |"
+        )
+    a, b = _load("compositional_report.json"), _load("compositional_report_onnx_int8.json")
+
+    def row(label: str, get) -> str:
+        return f"| {label} | {get(a):.3f} | {get(b):.3f} |"
+
+    lines += ["", "Report card (same data as above), PyTorch vs as served (ONNX int8 response encoder):", "",
+              "| measure | PyTorch | ONNX int8 |", "|---|---|---|",
+              row("silent criteria: decision unchanged", lambda x: x["properties"]["silent_agreement"]["accuracy"]),
+              row("two or three criteria at once", lambda x: x["properties"]["combined"]["accuracy"]),
+              row("property pairs, mean of the worse direction",
+                  lambda x: sum(v["both"] for v in x["properties"]["properties"].values() if v["pairs"])
+                  / sum(1 for v in x["properties"]["properties"].values() if v["pairs"])),
+              row("DSP flip", lambda x: x["dsp"]["flip"]["accuracy"])]  # fmt: skip
+    lines += [row(f"{name} test accuracy", lambda x, n=name: x["human"][n]["crm"]["accuracy"]) for name in a["human"]]
+    lines.append(row("general leaderboard: Kendall tau vs LC", lambda x: x["leaderboard"]["tau_vs_lc"]))
+    return "\n".join(lines)
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "load": load_table,
     "throughput": throughput_table,
@@ -370,6 +448,8 @@ TABLES: dict[str, Callable[[], str]] = {
     "criteria-fits": criteria_fits_table,
     "criteria-fits-second-bank": criteria_fits_second_bank_table,
     "criteria-seeds": criteria_seeds_table,
+    "compositional-onnx": compositional_onnx_table,
+    "domain-weights": domain_weights_table,
 }
 
 

@@ -45,7 +45,6 @@ from crm_train.compositional import sources as S
 from crm_train.compositional.criteria_fit import CriteriaData, clear_pairs, dsp_pairs, fit_criteria, phrase_table
 from crm_train.compositional.features import Features, make_groups
 
-
 DSP_WEIGHTS = ("free", "stray", "voice_only")
 
 
