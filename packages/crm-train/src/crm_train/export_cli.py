@@ -2,9 +2,10 @@
 
 uv run crm-export --model DIR --output DIR [--quantize int8] [--samples PAIRS.jsonl --n-samples 64]
 
-A cross-encoder CRM becomes model.onnx. A compositional CRM (crm.json kind) is copied whole with its two encoder
-graphs added under onnx/ (crm_core.compositional_onnx); its sample pairs are also read under a fixed list of
-criteria, and its fp32 check is on score margins (default tolerance 0.01: both backends round vectors to float16).
+A cross-encoder CRM becomes model.onnx. A compositional CRM (crm.json kind) is copied whole with its encoders added
+under onnx/ (crm_core.compositional_onnx: fp32 the response encoder and the criteria readers, int8 the response
+encoder only); its sample pairs are also read under a fixed list of criteria, and its fp32 check is on score
+margins (default tolerance 0.01: both backends round vectors to float16).
 """
 
 from __future__ import annotations
