@@ -42,6 +42,7 @@ from tqdm.auto import tqdm
 
 from crm_train.compositional import phrasings as P
 from crm_train.compositional import sources as S
+from crm_train.compositional.composed import composed_bank
 from crm_train.compositional.criteria_fit import CriteriaData, clear_pairs, dsp_pairs, fit_criteria, phrase_table
 from crm_train.compositional.features import Features, make_groups
 
@@ -131,6 +132,12 @@ class CompositionalConfig:
         "train on the wider phrasing bank (phrasings.WIDE_*: more nouns, like / dislike templates and sentences per "
         "property, ~25k phrasings instead of ~3.4k), so that unseen wordings read like the trained ones (shipped; "
         "README 'Criteria fits')",
+    )
+    composed_bank: int = _f(
+        0,
+        "add this many composed phrasings (composed.py: the training nouns under frames composed from parts, "
+        "thousands of ways of saying 'I want' and 'I don't want'), so that an unseen frame reads like seen ones "
+        "(0: none)",
     )
     wide_dsp: bool = _f(False, "train the voice on 12 more phrasings per DSP domain (criteria_fit.WIDE_DSP; shipped)")
     dsp_weights: str = _f(
@@ -394,6 +401,8 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
         noisy = quality + noise.astype(np.float32)
         rng = np.random.default_rng(member_config.seed)
         bank = P.training_bank(member_config.seed, wide=config.wide_bank)
+        if config.composed_bank:
+            bank += composed_bank(config.composed_bank, member_config.seed)
         states, mask, general, dsp_phr = phrase_table(
             encoder, bank, short + rubrics, config.criteria_layers, config.wide_dsp
         )
