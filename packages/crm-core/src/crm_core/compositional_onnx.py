@@ -23,7 +23,6 @@ import shutil
 import tempfile
 import warnings
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Literal
 
@@ -32,7 +31,7 @@ import numpy as np
 from crm_core.atomic import atomic_dir
 from crm_core.encoder import ENCODER_DIR, ENCODER_FILE, PooledEncoder, pad_batch
 from crm_core.model import Pair
-from crm_core.onnx import PARITY_FILE, SAMPLE_PAIRS, ParityReport, providers
+from crm_core.onnx import PARITY_FILE, SAMPLE_PAIRS, ParityReport, keep_parity, parity_verdict, providers
 
 PARTS_DIR = "onnx"
 ENCODER_GRAPH = "encoder.onnx"
@@ -222,12 +221,6 @@ def export_compositional(
             card.write_text("\n".join([*lines, f"- onnx/: {held} (crm-export; parity in {PARITY_FILE})"]) + "\n",
                             encoding="utf-8")  # fmt: skip
         n, diff, agreement = parity(torch_scorer, CompositionalScorer(staging, backend="onnx"), samples or SAMPLE_PAIRS)
-        if quantize == "int8":
-            passed, threshold = agreement >= int8_min_agreement, f"agreement >= {int8_min_agreement:.0%}"
-        else:
-            passed, threshold = diff <= fp32_max_diff and agreement == 1.0, f"max diff <= {fp32_max_diff:g}"
-        report = ParityReport(n, diff, agreement, quantize, passed, threshold)
-        if not passed:
-            raise RuntimeError(f"refusing to write {output_dir}: {report.summary()}")
-        (staging / PARITY_FILE).write_text(json.dumps(asdict(report), indent=2) + "\n", encoding="utf-8")
+        report = parity_verdict(n, diff, agreement, quantize, fp32_max_diff, int8_min_agreement)
+        keep_parity(report, staging, output_dir)
     return report

@@ -91,6 +91,25 @@ class ParityReport:
         )
 
 
+def parity_verdict(n_inputs: int, diff: float, agreement: float, quantize: str | None, fp32_max_diff: float,
+                   int8_min_agreement: float) -> ParityReport:  # fmt: skip
+    """The gate every export passes: float32 within `fp32_max_diff` of PyTorch and no decision changed; int8 with
+    at least `int8_min_agreement` of decisions unchanged."""
+    if quantize == "int8":
+        passed, threshold = agreement >= int8_min_agreement, f"agreement >= {int8_min_agreement:.0%}"
+    else:
+        passed, threshold = diff <= fp32_max_diff and agreement == 1.0, f"max diff <= {fp32_max_diff:g}"
+    return ParityReport(n_inputs, diff, agreement, quantize, passed, threshold)
+
+
+def keep_parity(report: ParityReport, staging: Path, output_dir: Path) -> None:
+    """Refuse the export (RuntimeError; the staging folder is discarded, so nothing is written) unless it passed,
+    and record the report in the staged folder."""
+    if not report.passed:
+        raise RuntimeError(f"refusing to write {output_dir}: {report.summary()}")
+    (staging / PARITY_FILE).write_text(json.dumps(asdict(report), indent=2) + "\n", encoding="utf-8")
+
+
 def _quantize_int8(source: Path, target: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -162,12 +181,6 @@ def export_crm(
             diff = float(np.abs(onnx_logits - reference).max())
             spec = torch_scorer.spec
             agreement = float((_decisions(onnx_logits, spec, encoded) == _decisions(reference, spec, encoded)).mean())
-            if quantize == "int8":
-                passed, threshold = agreement >= int8_min_agreement, f"agreement >= {int8_min_agreement:.0%}"
-            else:
-                passed, threshold = diff <= fp32_max_diff and agreement == 1.0, f"max diff <= {fp32_max_diff:g}"
-            report = ParityReport(len(encoded), diff, agreement, quantize, passed, threshold)
-            if not passed:
-                raise RuntimeError(f"refusing to write {output_dir}: {report.summary()}")
-            (staging / PARITY_FILE).write_text(json.dumps(asdict(report), indent=2) + "\n")
+            report = parity_verdict(len(encoded), diff, agreement, quantize, fp32_max_diff, int8_min_agreement)
+            keep_parity(report, staging, output_dir)
     return report
