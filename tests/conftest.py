@@ -162,3 +162,36 @@ def real_pairs(shared: Path, n: int, source: str = "hh_rlhf"):
     from crm_train.export_cli import pairs_from_file
 
     return pairs_from_file(str(shared / "preferences" / source / "pairs.jsonl"), n)
+
+
+def random_compositional_crm(root: Path, fits: int = 1, retuned_top: bool = False) -> Path:
+    """A compositional CRM folder under `root`: real MiniLM, heads with random weights (seeded) that exercise every
+    term of the score; `fits` criteria fits, each with MiniLM's top layer plus noise as its re-tuned layer when
+    `retuned_top`."""
+    import torch
+    from crm_core.compositional import member_prefix
+    from crm_core.encoder import write_encoder
+    from crm_core.properties import NAMES
+    from crm_train.compositional.train import save_compositional
+
+    encoder = write_encoder(root / "encoder-source", max_tokens=64)
+    g = torch.Generator().manual_seed(0)
+    k, r = len(NAMES), 4
+
+    def rand(*shape, scale=0.3):
+        return torch.randn(*shape, generator=g) * scale
+
+    params = {"spread": torch.ones(k), "refsim_weight": torch.tensor([1.5]),
+              "quality.0.weight": rand(16, 384 * 2 + k), "quality.0.bias": rand(16),
+              "quality.1.weight": rand(1, 16), "quality.1.bias": rand(1)}  # fmt: skip
+    top = {}
+    if retuned_top:
+        from transformers import AutoModel
+
+        top = AutoModel.from_pretrained(encoder).encoder.layer[5].state_dict()
+    for m in range(fits):
+        member = {"voice_proj": rand(r, 384), "criteria.0.weight": rand(32, 384), "criteria.0.bias": rand(32),
+                  "criteria.1.weight": rand(k + r, 32, scale=1.0), "criteria.1.bias": rand(k + r)}  # fmt: skip
+        member |= {f"criteria_layers.5.{key}": v.float() + rand(*v.shape, scale=0.05) for key, v in top.items()}
+        params |= {member_prefix(m) + key: v for key, v in member.items()}
+    return save_compositional(root / "crm", params, encoder, {"config": {"seed": 0}, "data_hash": "test"})

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import REPO, write_jsonl
+from conftest import REPO, random_compositional_crm, write_jsonl
 from crm_core.compositional import CompositionalScorer, split_criteria
 from crm_core.encoder import write_encoder
 from crm_core.model import CRMSpec, Pair, load_crm
@@ -26,22 +26,7 @@ from usl_space.instant import ResponseTable, StaleTableError
 @pytest.fixture(scope="module")
 def compositional_crm(tmp_path_factory) -> Path:
     """Real MiniLM encoder, heads with random weights (seeded): exercises every term of the score."""
-    from crm_train.compositional.train import save_compositional
-
-    root = tmp_path_factory.mktemp("compositional")
-    encoder = write_encoder(root / "encoder-source", max_tokens=64)
-    g = torch.Generator().manual_seed(0)
-    k, r = len(NAMES), 4
-
-    def rand(*shape, scale=0.3):
-        return torch.randn(*shape, generator=g) * scale
-
-    params = {"spread": torch.ones(k), "refsim_weight": torch.tensor([1.5]), "voice_proj": rand(r, 384),
-              "quality.0.weight": rand(16, 384 * 2 + k), "quality.0.bias": rand(16),
-              "quality.1.weight": rand(1, 16), "quality.1.bias": rand(1),
-              "criteria.0.weight": rand(32, 384), "criteria.0.bias": rand(32),
-              "criteria.1.weight": rand(k + r, 32, scale=1.0), "criteria.1.bias": rand(k + r)}  # fmt: skip
-    return save_compositional(root / "crm", params, encoder, {"config": {"seed": 0}, "data_hash": "test"})
+    return random_compositional_crm(tmp_path_factory.mktemp("compositional"))
 
 
 def test_split_criteria_reads_sentences_and_dislikes():

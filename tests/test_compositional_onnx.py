@@ -9,13 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
-from crm_core.compositional import CompositionalScorer, member_prefix
+from conftest import random_compositional_crm
+from crm_core.compositional import CompositionalScorer
 from crm_core.compositional_onnx import CHECK_CRITERIA, OnnxPartsEncoder, export_compositional, has_parts, parity
-from crm_core.encoder import write_encoder
 from crm_core.model import Pair, load_crm
 from crm_core.onnx import SAMPLE_PAIRS
-from crm_core.properties import NAMES
 from crm_train.export_cli import main as crm_export
 from usl_space.loading import open_scorer
 
@@ -23,27 +21,7 @@ from usl_space.loading import open_scorer
 @pytest.fixture(scope="module")
 def two_fit_crm(tmp_path_factory) -> Path:
     """Real MiniLM, random heads (seeded), two criteria fits whose top layers are MiniLM's plus noise."""
-    from crm_train.compositional.train import save_compositional
-    from transformers import AutoModel
-
-    root = tmp_path_factory.mktemp("compositional-onnx")
-    encoder = write_encoder(root / "encoder-source", max_tokens=64)
-    g = torch.Generator().manual_seed(0)
-    k, r = len(NAMES), 4
-
-    def rand(*shape, scale=0.3):
-        return torch.randn(*shape, generator=g) * scale
-
-    top = AutoModel.from_pretrained(encoder).encoder.layer[5].state_dict()
-    params = {"spread": torch.ones(k), "refsim_weight": torch.tensor([1.5]),
-              "quality.0.weight": rand(16, 384 * 2 + k), "quality.0.bias": rand(16),
-              "quality.1.weight": rand(1, 16), "quality.1.bias": rand(1)}  # fmt: skip
-    for m in range(2):
-        member = {"voice_proj": rand(r, 384), "criteria.0.weight": rand(32, 384), "criteria.0.bias": rand(32),
-                  "criteria.1.weight": rand(k + r, 32, scale=1.0), "criteria.1.bias": rand(k + r)}  # fmt: skip
-        member |= {f"criteria_layers.5.{key}": v.float() + rand(*v.shape, scale=0.05) for key, v in top.items()}
-        params |= {member_prefix(m) + key: v for key, v in member.items()}
-    return save_compositional(root / "crm", params, encoder, {"config": {"seed": 0}, "data_hash": "test"})
+    return random_compositional_crm(tmp_path_factory.mktemp("compositional-onnx"), fits=2, retuned_top=True)
 
 
 @pytest.fixture(scope="module")
