@@ -299,6 +299,57 @@ def criteria_seeds_table() -> str:
     return "\n".join(lines)
 
 
+# composed frames (config composed_bank) against the shipped three readers; both development banks
+FRAME_FITS = {
+    "criteria_fit_members3_dsp_stray": "shipped: three readers, dsp_weights stray",
+    "criteria_fit_members3_composed": "the same + 30,000 composed phrasings (composed_bank 30000)",
+}
+
+
+def criteria_frames_table() -> str:
+    def cut(name: str) -> dict:
+        return next(g for g in _load(name)["development_grid"]
+                    if g["weight_threshold"] == 0.25 and g["voice_threshold"] == 30.0)  # fmt: skip
+
+    lines = ["Composed frames, development data only, at the serving cut 0.25 / 30; each cell is first bank / second "
+             "bank (`criteria_shrinkage.py --development-only [--second-bank]`):", "",
+             "| criteria fit | silent: unchanged | two or three criteria | property pairs (mean of worse direction) | "
+             "worst property | DSP flip, unseen domain phrasings | length board tau (MT-bench) |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for name, label in FRAME_FITS.items():
+        first, second = cut(f"{name}_dev.json"), cut(f"{name}_dev2.json")
+        cells = [f"{first[k]:.3f} / {second[k]:.3f}" for k in SEED_COLUMNS[:3]]
+        cells.append(f"{first['worst_property']} {first['properties_min']:.3f} / "
+                     f"{second['worst_property']} {second['properties_min']:.3f}")  # fmt: skip
+        cells += [f"{first[k]:.3f}" for k in SEED_COLUMNS[4:]]
+        lines.append(f"| {label} | {' | '.join(cells)} |")
+    return "\n".join(lines)
+
+
+def criteria_reader_probe_table() -> str:
+    r = _load("criteria_reader_probe.json")
+    rows = {"minilm_frozen": "MiniLM, frozen sentence embedding",
+            "shipped_reader_0": "shipped reader 0 (re-tuned top layer)",
+            "shipped_reader_1": "shipped reader 1", "shipped_reader_2": "shipped reader 2",
+            "shipped_reader_0_and_minilm_frozen": "shipped reader 0 beside MiniLM frozen (concatenated)",
+            **{k: f"SmolLM2-135M-Instruct (GGUF Q4_1, dequantized), layer {k.removeprefix('smollm2_layer')}, mean "
+                  "pooled" for k in r if k.startswith("smollm2_layer")}}  # fmt: skip
+    lines = [f"Linear probes on frozen criteria features: fitted on {r['train_phrasings']:,} training phrasings, scored "
+             f"on the development banks ({r['development_phrasings']} / {r['second_development_phrasings']} "
+             "phrasings); accuracy, first bank / second bank (`benchmarks/criteria_reader_probe.py`):", "",
+             "| features | polarity (more or less?) | property (which of 23?) |", "|---|---|---|"]  # fmt: skip
+    for key, label in rows.items():
+        if key in r:
+            pol, prop = r[key]["polarity"], r[key]["property"]
+            lines.append(f"| {label} | {pol['development']:.3f} / {pol['second_development']:.3f} | "
+                         f"{prop['development']:.3f} / {prop['second_development']:.3f} |")  # fmt: skip
+    if "smollm2_zero_shot_polarity" in r:
+        z = r["smollm2_zero_shot_polarity"]
+        lines.append(f"| SmolLM2-135M-Instruct asked \"more or less?\" (zero-shot, no probe) | "
+                     f"{z['development']:.3f} / {z['second_development']:.3f} | - |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def criteria_fits_second_bank_table() -> str:
     return criteria_fits_table(SECOND_BANK_FITS, "the second development phrasing bank, `--second-bank`,")
 
@@ -448,6 +499,8 @@ TABLES: dict[str, Callable[[], str]] = {
     "criteria-fits": criteria_fits_table,
     "criteria-fits-second-bank": criteria_fits_second_bank_table,
     "criteria-seeds": criteria_seeds_table,
+    "criteria-frames": criteria_frames_table,
+    "criteria-reader-probe": criteria_reader_probe_table,
     "compositional-onnx": compositional_onnx_table,
     "domain-weights": domain_weights_table,
 }
