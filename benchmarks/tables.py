@@ -334,8 +334,8 @@ def criteria_reader_probe_table() -> str:
             "shipped_reader_0_and_minilm_frozen": "shipped reader 0 beside MiniLM frozen (concatenated)",
             **{k: f"SmolLM2-135M-Instruct (GGUF Q4_1, dequantized), layer {k.removeprefix('smollm2_layer')}, mean "
                   "pooled" for k in r if k.startswith("smollm2_layer")}}  # fmt: skip
-    lines = [f"Linear probes on frozen criteria features: fitted on {r['train_phrasings']:,} training phrasings, scored "
-             f"on the development banks ({r['development_phrasings']} / {r['second_development_phrasings']} "
+    lines = [f"Linear probes on frozen criteria features: fitted on {r['train_phrasings']:,} training phrasings, "
+             f"scored on the development banks ({r['development_phrasings']} / {r['second_development_phrasings']} "
              "phrasings); accuracy, first bank / second bank (`benchmarks/criteria_reader_probe.py`):", "",
              "| features | polarity (more or less?) | property (which of 23?) |", "|---|---|---|"]  # fmt: skip
     for key, label in rows.items():
