@@ -257,6 +257,12 @@ CRITERIA_FITS = {
 }
 
 
+def cut(name: str) -> dict:
+    """A criteria_shrinkage.py result's row at the shipped serving cut (weight 0.25, voice 30)."""
+    return next(g for g in _load(name)["development_grid"]
+                if g["weight_threshold"] == 0.25 and g["voice_threshold"] == 30.0)  # fmt: skip
+
+
 # the same runs on the second development bank (criteria_shrinkage.py --second-bank)
 SECOND_BANK_FITS = {
     "criteria_fit_gate_dev2.json": "previous shipped fit (form gate)",
@@ -277,10 +283,6 @@ SEED_COLUMNS = ("silent", "combined", "properties_mean", "properties_min", "dsp_
 
 
 def criteria_seeds_table() -> str:
-    def cut(name: str) -> dict:
-        return next(g for g in _load(name)["development_grid"]
-                    if g["weight_threshold"] == 0.25 and g["voice_threshold"] == 30.0)  # fmt: skip
-
     lines = ["The shipped criteria config with three seeds (seeds 1 and 2 also refit the quality term with their "
              "seed), development data only, at the serving cut 0.25 / 30; each cell is first bank / second bank "
              "(`criteria_shrinkage.py --development-only [--second-bank]`; DSP and the length board do not depend on "
@@ -307,10 +309,6 @@ FRAME_FITS = {
 
 
 def criteria_frames_table() -> str:
-    def cut(name: str) -> dict:
-        return next(g for g in _load(name)["development_grid"]
-                    if g["weight_threshold"] == 0.25 and g["voice_threshold"] == 30.0)  # fmt: skip
-
     lines = ["Composed frames, development data only, at the serving cut 0.25 / 30; each cell is first bank / second "
              "bank (`criteria_shrinkage.py --development-only [--second-bank]`):", "",
              "| criteria fit | silent: unchanged | two or three criteria | property pairs (mean of worse direction) | "
@@ -362,8 +360,7 @@ def criteria_fits_table(fits: dict[str, str] | None = None, bank: str = "develop
              "worst property | DSP flip | DSP flip, unseen domain phrasings | length board tau (MT-bench) |",
              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for name, label in (fits or CRITERIA_FITS).items():
-        row = next(g for g in _load(name)["development_grid"]
-                   if g["weight_threshold"] == 0.25 and g["voice_threshold"] == 30.0)  # fmt: skip
+        row = cut(name)
         later = [f"{row[k]:.3f}" if k in row else "-" for k in ("dsp_flip_development", "length_board_tau")]
         lines.append(f"| {label} | {row['silent']:.3f} | {row['combined']:.3f} | {row['properties_mean']:.3f} | "
                      f"{row['worst_property']} {row['properties_min']:.3f} | {row['dsp_flip']:.3f} | "
@@ -389,8 +386,7 @@ def domain_weights_table() -> str:
              "phrasing (sum of abs) | length board tau (MT-bench) |",
              "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for name, label in DOMAIN_WEIGHT_FITS.items():
-        row = next(g for g in _load(name)["development_grid"]
-                   if g["weight_threshold"] == 0.25 and g["voice_threshold"] == 30.0)  # fmt: skip
+        row = cut(name)
         lines.append(f"| {label} | {row['silent']:.3f} | {row['combined']:.3f} | {row['properties_mean']:.3f} | "
                      f"{row['worst_property']} {row['properties_min']:.3f} | {row['dsp_flip']:.3f} | "
                      f"{row['dsp_flip_development']:.3f} | {row['domain_property_weight']:.2f} | "
