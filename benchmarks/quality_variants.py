@@ -14,7 +14,10 @@ import argparse
 import dataclasses
 import hashlib
 import json
+import re
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -38,8 +41,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="a fitted compositional CRM (its spread and encoder are reused)")  # fmt: skip
     parser.add_argument("--shared", type=Path, default=REPO.parent / "shared/data", help="the shared data folder")
     parser.add_argument("--embeddings", default=str(REPO / "data/embeddings"), help="the embedding store")
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        help="embed queries and responses over this many MiniLM tokens instead of the model's own "
+        "window (a scratch copy of the model folder; the store keeps each window's vectors apart)",
+    )
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
+    if args.max_tokens:
+        scratch = tempfile.TemporaryDirectory()
+        args.model = with_token_window(args.model, args.max_tokens, Path(scratch.name))
     from crm_core.compositional import CompositionalHeads
     from crm_train.compositional import sources as S
     from crm_train.compositional.evaluate import Judge, human_report, leaderboard_report
@@ -84,6 +96,19 @@ def main(argv: list[str] | None = None) -> int:
         args.output.write_text(text + "\n", encoding="utf-8")
     print(text)
     return 0
+
+
+def with_token_window(model: Path, max_tokens: int, scratch: Path) -> Path:
+    """A copy of a compositional CRM folder (its ONNX files left out) whose encoder reads `max_tokens` tokens; the
+    encoder's identity names the window, so its vectors get their own folder in the embedding store."""
+    folder = scratch / "model"
+    shutil.copytree(model, folder, ignore=shutil.ignore_patterns("onnx", "onnx_parity.json"))
+    meta_path = folder / "encoder" / "encoder.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta["max_tokens"] = max_tokens
+    meta["identity"] = re.sub(r"-t\d+$", f"-t{max_tokens}", meta["identity"])
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    return folder
 
 
 BOOSTS = (0.0, 10.0, 20.0, 30.0, 40.0, 60.0, 100.0)

@@ -207,6 +207,36 @@ def quality_table() -> str:
     return "\n".join(lines)
 
 
+QUALITY_WINDOWS = {128: "quality_variants.json", 256: "quality_variants_t256.json", 512: "quality_variants_t512.json"}
+
+
+def quality_window_table() -> str:
+    """The quality term's token window side by side (`quality_variants.py --max-tokens N`): the shipped variant at
+    the shipped boost, reference similarity alone, and the boost each window's development grid would choose."""
+    shipped = next(iter(_load(QUALITY_WINDOWS[128])))
+    lines = ["Token window of the frozen MiniLM features (query, response and the reference's answer), quality term "
+             "alone; development columns choose, the evaluation half (test) is reported after "
+             "(`quality_variants.py --max-tokens N`):", "",
+             "| tokens | val: annotations / human | dev tau (boost 30) | reference similarity alone: dev tau | "
+             "boost the grid chooses: development mean | test tau (boost 30) | test tau, reference similarity alone "
+             "| test tau at the chosen boost | test margin over longer-wins: auto_j / hh_rlhf / webgpt / pandalm |",
+             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for tokens, name in QUALITY_WINDOWS.items():
+        if not (RESULTS / name).is_file():
+            continue
+        r = _load(name)
+        v, alone, grid = r[shipped], r["reference similarity alone"], r["reference boost"]
+        chosen = grid[str(grid["chosen"])]
+        margins = " / ".join(f"{v['human_test'][k]['margin']:+.3f}" for k in ("auto_j", "hh_rlhf", "webgpt", "pandalm"))
+        lines.append(f"| {tokens} | {v['validation']['annotations']:.3f} / {v['validation']['human']:.3f} | "
+                     f"{v['leaderboard_training_half']['tau_vs_lc']:.3f} | "
+                     f"{alone['leaderboard_training_half']['tau_vs_lc']:.3f} | {grid['chosen']:g}: "
+                     f"{chosen['development_mean']:.3f} | {v['leaderboard_evaluation_half']['tau_vs_lc']:.3f} | "
+                     f"{alone['leaderboard_evaluation_half']['tau_vs_lc']:.3f} | {chosen['evaluation_half_tau']:.3f} | "
+                     f"{margins} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def reference_table() -> str:
     r = _load("reference_signals.json")
     chosen = r["chosen"]
@@ -490,6 +520,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "instant": instant_table,
     "quality": quality_table,
     "reference": reference_table,
+    "quality-window": quality_window_table,
     "concise": concise_table,
     "taste": taste_table,
     "criteria-fits": criteria_fits_table,
