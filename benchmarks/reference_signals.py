@@ -7,7 +7,8 @@ quality fit, like the reference boost, so a grid costs no refit. Development mea
 (benchmarks/quality_variants.py):
 1. held-out models: the 45 non-default annotated models in three folds by name; a fold's board (mean P(beating
    the reference) over its training-half annotations) comes from a quality fit on the other two folds plus the
-   human votes, boosted as shipped; all are ranked against AlpacaEval 2.0's published length-controlled win rates;
+   human votes, boosted as `--model` was (its crm.json); all are ranked against AlpacaEval 2.0's published
+   length-controlled win rates;
 2. the 40 default models on the training half of the instructions (the served quality term of `--model`).
 The chosen pair has the best mean of the two taus. The IDF table is built from the annotated answers of all 45
 models (it reads no verdict). The evaluation half is scored for the chosen pair and for (0, 0) only, after the
@@ -31,9 +32,9 @@ LEXSIM_WEIGHTS = (0.0, 1.0, 2.0, 3.0, 5.0)
 LENGTH_WEIGHTS = (0.0, -0.25, -0.5, -1.0)
 
 
-def held_out_boards(judge, annotations: list, human_train: list, validation: list, idf) -> list:
+def held_out_boards(judge, annotations: list, human_train: list, validation: list, idf, boost: float) -> list:
     """Per fold: (model per pair, the fold net's quality difference to the reference, lexical similarity, relative
-    length) for the fold's annotation pairs."""
+    length) for the fold's annotation pairs; each fold net's reference weight boosted by `boost`, as the model's."""
     import torch
     from crm_core.reference import lexical_similarity, relative_length
     from crm_train.compositional.train import CompositionalConfig, boost_reference, fit_quality, pair_tensors
@@ -48,7 +49,7 @@ def held_out_boards(judge, annotations: list, human_train: list, validation: lis
         train_t = pair_tensors(train + human_train, judge.features, spread, config)
         net, _ = fit_quality(train_t, val_t, config)
         rows = list(range(len(train)))  # the annotation rows come first and all have a reference
-        boost_reference(net, train_t, [p.prompt for p in train], rows, config.refsim_boost)
+        boost_reference(net, train_t, [p.prompt for p in train], rows, boost)
         test_t = pair_tensors(test, judge.features, spread, config)
         with torch.no_grad():
             dq = (net(test_t["xa"], test_t["sa"]) - net(test_t["xb"], test_t["sb"])).numpy()
@@ -96,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     idf = IdfTable.build(dict.fromkeys(t for p in annotations for t in (p.a, p.reference)))
     judge.scorer.idf = idf
     lc = published_lc(args.shared)
-    folds = held_out_boards(judge, ann_train, S.human_pairs(args.shared, "train"), validation, idf)
+    fitted = json.loads((args.model / "crm.json").read_text(encoding="utf-8"))["extra"]["config"]
+    folds = held_out_boards(judge, ann_train, S.human_pairs(args.shared, "train"), validation, idf,
+                            float(fitted["refsim_boost"]))  # fmt: skip
     grid = {}
     for lexsim in LEXSIM_WEIGHTS:
         for length in LENGTH_WEIGHTS:
