@@ -335,11 +335,13 @@ def criteria_seeds_table() -> str:
 FRAME_FITS = {
     "criteria_fit_members3_dsp_stray": "shipped: three readers, dsp_weights stray",
     "criteria_fit_members3_composed": "the same + 30,000 composed phrasings (composed_bank 30000)",
+    "criteria_fit_t512": "the same with a 512-token window (max_tokens 512, refsim_boost 100)",
 }
 
 
 def criteria_frames_table() -> str:
-    lines = ["Composed frames, development data only, at the serving cut 0.25 / 30; each cell is first bank / second "
+    lines = ["Other fits of the shipped config (composed frames, the token window), development data only, at the "
+             "serving cut 0.25 / 30; each cell is first bank / second "
              "bank (`criteria_shrinkage.py --development-only [--second-bank]`):", "",
              "| criteria fit | silent: unchanged | two or three criteria | property pairs (mean of worse direction) | "
              "worst property | DSP flip, unseen domain phrasings | length board tau (MT-bench) |",
