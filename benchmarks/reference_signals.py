@@ -87,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     from crm_core.reference import IdfTable
     from crm_train.compositional import sources as S
     from crm_train.compositional.evaluate import Judge, leaderboard_report, published_lc
+    from crm_train.compositional.train import CompositionalConfig
     from emit import emit
 
     judge = Judge(args.model, args.embeddings)
@@ -97,9 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     idf = IdfTable.build(dict.fromkeys(t for p in annotations for t in (p.a, p.reference)))
     judge.scorer.idf = idf
     lc = published_lc(args.shared)
-    fitted = json.loads((args.model / "crm.json").read_text(encoding="utf-8"))["extra"]["config"]
-    folds = held_out_boards(judge, ann_train, S.human_pairs(args.shared, "train"), validation, idf,
-                            float(fitted["refsim_boost"]))  # fmt: skip
+    boost = judge.scorer.spec.extra.get("config", {}).get("refsim_boost", CompositionalConfig().refsim_boost)
+    folds = held_out_boards(judge, ann_train, S.human_pairs(args.shared, "train"), validation, idf, float(boost))
     grid = {}
     for lexsim in LEXSIM_WEIGHTS:
         for length in LENGTH_WEIGHTS:

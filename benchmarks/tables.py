@@ -213,7 +213,6 @@ QUALITY_WINDOWS = {128: "quality_variants.json", 256: "quality_variants_t256.jso
 def quality_window_table() -> str:
     """The quality term's token window side by side (`quality_variants.py --max-tokens N`): the shipped variant at
     the shipped boost, reference similarity alone, and the boost each window's development grid would choose."""
-    shipped = next(iter(_load(QUALITY_WINDOWS[128])))
     lines = ["Token window of the frozen MiniLM features (query, response and the reference's answer), quality term "
              "alone; development columns choose, the evaluation half (test) is reported after "
              "(`quality_variants.py --max-tokens N`):", "",
@@ -225,7 +224,7 @@ def quality_window_table() -> str:
         if not (RESULTS / name).is_file():
             continue
         r = _load(name)
-        v, alone, grid = r[shipped], r["reference similarity alone"], r["reference boost"]
+        v, alone, grid = r[next(iter(r))], r["reference similarity alone"], r["reference boost"]  # first: shipped
         chosen = grid[str(grid["chosen"])]
         margins = " / ".join(f"{v['human_test'][k]['margin']:+.3f}" for k in ("auto_j", "hh_rlhf", "webgpt", "pandalm"))
         lines.append(f"| {tokens} | {v['validation']['annotations']:.3f} / {v['validation']['human']:.3f} | "
