@@ -469,3 +469,53 @@ def test_the_criteria_fit_learns_the_form_gate_and_the_stray_penalty_holds_other
 
     assert stray(w) < 0.7 * stray(w0)
     assert float(w[torch.arange(len(bank)), own].abs().mean()) > 3 * stray(w)  # the weights that do the job stay
+
+
+def test_token_dropout_hides_word_pieces_from_the_criteria_fit_but_never_cls(tmp_path, monkeypatch):
+    """token_dropout re-draws, each step, which word pieces of the drawn criteria the re-tuned layer sees: about
+    that share of the real tokens is hidden, [CLS] never is, padding stays padding; at 0 the masks are untouched."""
+    from crm_core.encoder import TextEncoder
+    from crm_train.compositional import phrasings as P
+    from crm_train.compositional.criteria_fit import CriteriaData, CriteriaNet, fit_criteria, phrase_table
+    from crm_train.compositional.train import CompositionalConfig
+
+    encoder = TextEncoder(write_encoder(tmp_path / "encoder", max_tokens=32))
+    bank = [p for p in P.training_bank(0, 0.0) if p.prop == "emoji" and "{" not in p.text][::4]
+    states, mask, general_idx, dsp_phr = phrase_table(encoder, bank, P.silent_criteria()[:6], 1)
+    rng = np.random.default_rng(0)
+    n, k = 20, len(NAMES)
+    z = rng.normal(0, 1.0, (n, k)).astype(np.float32)
+    quality = np.zeros(n, np.float32)
+    clear = {NAMES.index("emoji"): [(i, i + 1) for i in range(0, n, 2)]}
+    vec = rng.normal(0, 0.05, (n, 384)).astype(np.float32)
+    data = CriteriaData(z, vec, quality, quality, 0.1, clear, [(d, 2 * d, 2 * d + 1) for d in range(4)], bank,
+                        states, mask, general_idx, None, dsp_phr)  # fmt: skip
+    seen: list[tuple[torch.Tensor, torch.Tensor]] = []
+    forward = CriteriaNet.forward
+
+    def recording(self, s, m):
+        seen.append((s, m))
+        return forward(self, s, m)
+
+    monkeypatch.setattr(CriteriaNet, "forward", recording)
+
+    def masks(dropout: float) -> list[torch.Tensor]:
+        seen.clear()
+        config = CompositionalConfig(criteria_steps=6, criteria_phrasings=8, token_dropout=dropout,
+                                     criteria_hidden=16, voice_rank=2)  # fmt: skip
+        fit_criteria(data, encoder, config)
+        return [m for _, m in seen]
+
+    kept, hidden = masks(0.0), masks(0.5)
+    assert len(kept) == len(hidden) == 6
+    rest, dropped = 0, 0.0
+    for k_mask, h_mask in zip(kept, hidden, strict=True):
+        assert k_mask.shape == h_mask.shape  # the same phrasings drawn: the dropout draws from torch, not the rng
+        assert (h_mask[:, 0] == 1).all() and not (h_mask.bool() & ~k_mask.bool()).any()
+        words = k_mask.bool().clone()
+        words[:, 0] = False
+        rest += int(words.sum())
+        dropped += float((1 - h_mask[words]).sum())
+    for k_mask in kept:  # at 0, each row is the tokenizer's: its real tokens first, then padding
+        assert (k_mask[:, 1:] <= k_mask[:, :-1]).all()
+    assert 0.4 < dropped / rest < 0.6

@@ -250,7 +250,12 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
         dsp_phr = np.array([rng.choice(data.dsp_phrasings[d]) for d in range(len(DSP_DOMAINS))])
         phr = np.concatenate([prop_phr, gen_phr, silent_bank, dsp_phr])
         width = int(data.mask[phr].sum(1).max())  # pad only to this draw's longest phrasing
-        w_all, u_all, gate = net(data.states[phr, :width], data.mask[phr, :width])
+        mask = data.mask[phr, :width]
+        if config.token_dropout:  # [CLS] stays, so no criterion is left empty
+            hidden = torch.rand(mask.shape) < config.token_dropout
+            hidden[:, 0] = False
+            mask = mask * ~hidden
+        w_all, u_all, gate = net(data.states[phr, :width], mask)
         if config.threshold_in_fit:  # the serving cut, reached over the first half of the steps
             ramp = min(1.0, 2.0 * step / max(config.criteria_steps, 1))
             w_all, u_all = serving_cut(w_all, u_all, ramp * config.weight_threshold, ramp * config.voice_threshold)
