@@ -236,6 +236,31 @@ def quality_window_table() -> str:
     return "\n".join(lines)
 
 
+def quality_finetune_table() -> str:
+    """Frozen features + head against MiniLM's top layers fine-tuned with it, same pairs (`quality_finetune.py`)."""
+    r = _load("quality_finetune.json")
+    pairs, layers = sum(r["training_pairs"].values()), r["args"]["layers"]
+    lines = [f"The quality network alone (no reference signals), {pairs:,} training pairs drawn from the shipped "
+             f"quality data, {r['max_tokens']} tokens; `tuned` starts from the frozen head and fine-tunes it with "
+             f"MiniLM's top {layers} layers (`quality_finetune.py`). Validation and the training half are "
+             "development data; the human test sets are tests:", "",
+             "| variant | val: annotations / human | dev tau vs LC (training half) | fit | test margin over "
+             "longer-wins: auto_j / hh_rlhf / webgpt / pandalm |", "|---|---|---|---|---|"]  # fmt: skip
+    for name in ("frozen", "tuned"):
+        v = r[name]
+        margins = " / ".join(f"{v['human_test'][k]['margin']:+.3f}" for k in ("auto_j", "hh_rlhf", "webgpt", "pandalm"))
+        if name == "frozen":
+            fit = f"{len(v['fit']['history'])} epochs of the head, {v['seconds']:.0f} s"
+        else:
+            epochs = [h for h in v["fit"]["history"] if h["epoch"] >= 0]
+            fit = (f"{len(epochs)} epochs, {sum(h['seconds'] for h in epochs) / 60:.0f} min (+ token states "
+                   f"{v['token_states_seconds'] / 60:.0f} min); val loss {v['fit']['history'][0]['val_loss']:.4f} -> "
+                   f"{v['fit']['best_val_loss']:.4f}")  # fmt: skip
+        lines.append(f"| {name} | {v['validation_gpt4_turbo']:.3f} / {v['validation_human']:.3f} | "
+                     f"{v['leaderboard_training_half']['tau_vs_lc']:.3f} | {fit} | {margins} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def reference_table() -> str:
     r = _load("reference_signals.json")
     chosen = r["chosen"]
@@ -522,6 +547,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "quality": quality_table,
     "reference": reference_table,
     "quality-window": quality_window_table,
+    "quality-finetune": quality_finetune_table,
     "concise": concise_table,
     "taste": taste_table,
     "criteria-fits": criteria_fits_table,
