@@ -506,6 +506,8 @@ def test_token_dropout_hides_word_pieces_from_the_criteria_fit_but_never_cls(tmp
         fit_criteria(data, encoder, config)
         return [m for _, m in seen]
 
+    with pytest.raises(ValueError, match="token_dropout"):
+        CompositionalConfig(token_dropout=1.0)
     kept, hidden = masks(0.0), masks(0.5)
     assert len(kept) == len(hidden) == 6
     rest, dropped = 0, 0.0

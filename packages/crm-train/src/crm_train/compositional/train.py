@@ -186,6 +186,8 @@ class CompositionalConfig:
     def __post_init__(self) -> None:
         if self.dsp_weights not in DSP_WEIGHTS:
             raise ValueError(f"dsp_weights must be one of {', '.join(DSP_WEIGHTS)}, got {self.dsp_weights!r}")
+        if not 0.0 <= self.token_dropout < 1.0:
+            raise ValueError(f"token_dropout is a share of word pieces, in [0, 1); got {self.token_dropout}")
 
 
 def data_hash(shared: Path) -> str:
