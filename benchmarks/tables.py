@@ -360,6 +360,7 @@ FRAME_FITS = {
     "criteria_fit_members3_dsp_stray": "shipped: three readers, dsp_weights stray",
     "criteria_fit_members3_composed": "the same + 30,000 composed phrasings (composed_bank 30000)",
     "criteria_fit_t512": "the same with a 512-token window (max_tokens 512, refsim_boost 100)",
+    "criteria_fit_t256": "the same with a 256-token window (max_tokens 256, refsim_boost 40)",
 }
 
 
