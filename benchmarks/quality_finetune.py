@@ -24,6 +24,7 @@ import copy
 import dataclasses
 import hashlib
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -179,6 +180,13 @@ def judge_report(judge, heads, shared: Path, val_pairs, quick: bool = False) -> 
     return out
 
 
+def _portable(value) -> str:
+    """An argument as the results file records it: paths relative to the repository, never this machine's."""
+    if isinstance(value, (str, Path)) and Path(value).is_absolute():
+        return os.path.relpath(value, REPO)
+    return str(value)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, default=REPO / "space/models/crm-compositional",
@@ -229,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         params.update({"spread": spread, "voice_proj": np.zeros((1, 384), np.float32)})
         return CompositionalHeads(params)
 
-    results = {"args": {k: str(v) for k, v in vars(args).items()}, "training_pairs": sources,
+    results = {"args": {k: _portable(v) for k, v in vars(args).items()}, "training_pairs": sources,
                "validation_pairs": len(val_pairs), "max_tokens": max_tokens}  # fmt: skip
     results["frozen"] = {"fit": frozen_log, "seconds": round(frozen_seconds, 1),
                          **judge_report(judge, heads_of(net), args.shared, val_pairs, args.quick)}  # fmt: skip
@@ -251,8 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in (*S.HUMAN_SOURCES, "pandalm"):
         test = S.human_pairs(args.shared, "pandalm" if name == "pandalm" else "test", (name,))
         frozen_texts |= {p.prompt for p in test}
-    frozen_store = judge.scorer.store
-    judge.scorer.store = TunedStore(frozen_store, encoder, layers.eval(), after, max_tokens, frozen_texts)
+    judge.scorer.store = TunedStore(judge.scorer.store, encoder, layers.eval(), after, max_tokens, frozen_texts)
     results["tuned"] = {"fit": log, "token_states_seconds": round(states_seconds, 1),
                         **judge_report(judge, heads_of(tuned_net), args.shared, val_pairs, args.quick)}  # fmt: skip
     print("tuned", json.dumps({k: v for k, v in results["tuned"].items() if k != "fit"}), flush=True)
