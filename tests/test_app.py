@@ -62,6 +62,18 @@ def served(crm, cache_path, slow: float = 0.0):
     demo.close()
 
 
+def settled_text(locator, quiet: float = 2.0, timeout: float = 60.0) -> str:
+    """A component's text once it has stopped changing for `quiet` seconds: a board that Gradio is still
+    replacing (a queued update after the last event) reads as its final state, not as the one before."""
+    text, since, deadline = locator.inner_text(), time.monotonic(), time.monotonic() + timeout
+    while time.monotonic() - since < quiet and time.monotonic() < deadline:
+        time.sleep(0.25)
+        now = locator.inner_text()
+        if now != text:
+            text, since = now, time.monotonic()
+    return text
+
+
 def test_customize_through_gradio_client(app_url):
     from gradio_client import Client
 
@@ -280,7 +292,7 @@ def test_browser_votes_sees_the_weights_move_and_the_link_and_profile_reopen_the
         assert "Custom (your votes):" in page.locator("#custom-status").inner_text()
         assert "usl-profile" in page.locator("#profile-out").inner_text()  # offered for download
         page.locator("#custom-table .wrap.hide").wait_for(state="attached", timeout=10_000)
-        board = page.locator("#custom-table").inner_text()
+        board = settled_text(page.locator("#custom-table"))  # the last vote's board, not one still being replaced
         link = page.locator("#share-link textarea").input_value()
         assert link.startswith(compositional_app_url) and "?profile=" in link
         with page.expect_download() as download:
@@ -293,7 +305,7 @@ def test_browser_votes_sees_the_weights_move_and_the_link_and_profile_reopen_the
             open_page(fresh)
             fresh.locator("#taste-read").get_by_text("3 vote(s). The votes moved").wait_for(timeout=60_000)
             fresh.locator("#custom-table .wrap.hide").wait_for(state="attached", timeout=10_000)  # not "processing"
-            assert fresh.locator("#custom-table").inner_text() == board
+            assert settled_text(fresh.locator("#custom-table")) == board
             assert "Prefer short answers." in fresh.locator("#criteria textarea").input_value()
             fresh.close()
 
