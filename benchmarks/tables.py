@@ -294,6 +294,27 @@ def concise_table() -> str:
     return "\n".join(lines)
 
 
+def length_tradeoff_table() -> str:
+    """Oracle length weights under the two quality terms (`benchmarks/length_tradeoff.py`)."""
+    r = _load("length_tradeoff.json")
+    names = list(r["curves"])
+    lines = [f"Length read perfectly (words weight +s / -s, nothing else; {r['queries']} queries x {r['models']} "
+             "models; the shipped reader gives \"Prefer short, concise answers.\" "
+             f"{r['shipped_concise_words_weight']}): "
+             "Kendall tau between the detailed and concise boards, and the concise board's top 3 with their general "
+             "ranks, under each quality term:", "",
+             "| s | " + " | ".join(f"{n}: tau | {n}: concise top 3 (general rank)" for n in names) + " |",
+             "|---|" + "---|---|" * len(names)]  # fmt: skip
+    for i, point in enumerate(r["curves"][names[0]]):
+        cells = []
+        for name in names:
+            p = r["curves"][name][i]
+            top = ", ".join(f"{t['model']} ({t['general_rank']})" for t in p["concise_top"][:3])
+            cells += [f"{p['tau']:.3f}", top]
+        lines.append(f"| {point['scale']:g} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 # development-only runs of benchmarks/criteria_shrinkage.py on criteria fits that differ from the shipped config
 CRITERIA_FITS = {
     "criteria_fit_previous_dev.json": "previous shipped fit (no stray penalty, 27 short general criteria)",
@@ -550,6 +571,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "quality-window": quality_window_table,
     "quality-finetune": quality_finetune_table,
     "concise": concise_table,
+    "length-tradeoff": length_tradeoff_table,
     "taste": taste_table,
     "criteria-fits": criteria_fits_table,
     "criteria-fits-second-bank": criteria_fits_second_bank_table,
