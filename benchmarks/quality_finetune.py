@@ -180,6 +180,25 @@ def judge_report(judge, heads, shared: Path, val_pairs, quick: bool = False) -> 
     return out
 
 
+def draw_pairs(shared: Path, n: int, seed: int, quick: bool = False) -> tuple[list, list, list]:
+    """(pool, drawn training pairs, validation pairs): the shipped quality data (GPT-4-turbo verdicts, training half
+    and non-default models only, a tenth of their instructions held out for validation; the human train splits),
+    `n` pairs drawn from it with `seed`; `quick` keeps a 20th of the validation pairs."""
+    from crm_train.compositional import sources as S
+
+    annotations = S.annotation_pairs(shared)  # training half, non-default models (enforced there)
+    held = [int(hashlib.sha256(p.prompt.encode()).hexdigest(), 16) % 10 == 0 for p in annotations]
+    pool = [p for p, h in zip(annotations, held, strict=True) if not h] + S.human_pairs(shared, "train")
+    val_pairs = [p for p, h in zip(annotations, held, strict=True) if h] + S.human_pairs(shared, "validation")
+    if quick:
+        val_pairs = val_pairs[::20]
+    rng = np.random.default_rng(seed)
+    train_pairs = [pool[i] for i in sorted(rng.choice(len(pool), min(n, len(pool)), replace=False))]
+    sources = {s: sum(p.source == s for p in train_pairs) for s in sorted({p.source for p in train_pairs})}
+    print(f"{len(train_pairs)} training pairs of {len(pool)} ({sources}); {len(val_pairs)} validation", flush=True)
+    return pool, train_pairs, val_pairs
+
+
 def _portable(value) -> str:
     """An argument as the results file records it: paths relative to the repository, never this machine's."""
     if isinstance(value, (str, Path)) and Path(value).is_absolute():
@@ -215,16 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     spread, encoder = judge.heads.spread, judge.scorer.encoder
     max_tokens = int(judge.scorer.spec.max_length)
     config = dataclasses.replace(CompositionalConfig(), use_refsim=False)
-    annotations = S.annotation_pairs(args.shared)  # training half, non-default models (enforced there)
-    held = [int(hashlib.sha256(p.prompt.encode()).hexdigest(), 16) % 10 == 0 for p in annotations]
-    pool = [p for p, h in zip(annotations, held, strict=True) if not h] + S.human_pairs(args.shared, "train")
-    val_pairs = [p for p, h in zip(annotations, held, strict=True) if h] + S.human_pairs(args.shared, "validation")
-    if args.quick:
-        val_pairs = val_pairs[::20]
-    rng = np.random.default_rng(args.seed)
-    train_pairs = [pool[i] for i in sorted(rng.choice(len(pool), min(args.pairs, len(pool)), replace=False))]
+    pool, train_pairs, val_pairs = draw_pairs(args.shared, args.pairs, args.seed, args.quick)
     sources = {s: sum(p.source == s for p in train_pairs) for s in sorted({p.source for p in train_pairs})}
-    print(f"{len(train_pairs)} training pairs of {len(pool)} ({sources}); {len(val_pairs)} validation", flush=True)
 
     started = time.perf_counter()
     train_t = pair_tensors(train_pairs, judge.features, spread, config)

@@ -261,6 +261,30 @@ def quality_finetune_table() -> str:
     return "\n".join(lines)
 
 
+def quality_smollm2_table() -> str:
+    """MiniLM and SmolLM2 as frozen quality backbones, same pairs and head (`quality_smollm2.py`)."""
+    r = _load("quality_smollm2.json")
+    pairs = sum(r["training_pairs"].values())
+    names = {"minilm_frozen": "MiniLM (all-MiniLM-L6-v2), the shipped backbone",
+             "smollm2_layer20": "SmolLM2-135M-Instruct (Q4_1 GGUF, dequantized), layer 20 of 30",
+             "smollm2_layer30": "SmolLM2-135M-Instruct (Q4_1 GGUF, dequantized), last layer"}  # fmt: skip
+    lines = [f"The quality network alone (no reference signals) on frozen features of each backbone, {pairs:,} "
+             f"training pairs drawn from the shipped quality data, {r['args']['max_tokens']} tokens "
+             f"(`quality_smollm2.py`; {r['validation_pairs']:,} validation pairs: every human one, every "
+             f"{r['args']['gpt4_validation_every']}th GPT-4-turbo one). Validation is development data; the human "
+             "test sets are tests (margin over longer-wins; in brackets the standard error of the accuracy):", "",
+             "| backbone | val: annotations / human | test margin: auto_j | hh_rlhf | webgpt | pandalm |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for key, label in names.items():
+        v = r[key]
+        cells = [f"{v['human_test'][k]['margin']:+.3f} ({v['human_test'][k]['crm']['se']:.3f})"
+                 for k in ("auto_j", "hh_rlhf", "webgpt", "pandalm")]  # fmt: skip
+        lines.append(
+            f"| {label} | {v['validation_gpt4_turbo']:.3f} / {v['validation_human']:.3f} | " + " | ".join(cells) + " |"
+        )
+    return "\n".join(lines)
+
+
 def reference_table() -> str:
     r = _load("reference_signals.json")
     chosen = r["chosen"]
@@ -570,6 +594,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "reference": reference_table,
     "quality-window": quality_window_table,
     "quality-finetune": quality_finetune_table,
+    "quality-smollm2": quality_smollm2_table,
     "concise": concise_table,
     "length-tradeoff": length_tradeoff_table,
     "taste": taste_table,
