@@ -228,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     from crm_train.compositional import sources as S
     from crm_train.compositional.evaluate import Judge
     from crm_train.compositional.train import CompositionalConfig, fit_quality, linear_params, pair_tensors
+    from emit import emit
 
     torch.manual_seed(args.seed)
     judge = Judge(args.model, args.embeddings)
@@ -274,11 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     results["tuned"] = {"fit": log, "token_states_seconds": round(states_seconds, 1),
                         **judge_report(judge, heads_of(tuned_net), args.shared, val_pairs, args.quick)}  # fmt: skip
     print("tuned", json.dumps({k: v for k, v in results["tuned"].items() if k != "fit"}), flush=True)
-    text = json.dumps(results, indent=2)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text + "\n", encoding="utf-8")
-    print(text)
+    emit(results, args.output)
     return 0
 
 

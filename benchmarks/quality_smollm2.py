@@ -178,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     from crm_train.compositional.evaluate import Judge, human_report, leaderboard_report
     from crm_train.compositional.features import Features
     from crm_train.compositional.train import CompositionalConfig, fit_quality, linear_params, pair_tensors
+    from emit import emit
     from quality_finetune import _portable, draw_pairs, judge_report
 
     _, train_pairs, val_pairs = draw_pairs(args.shared, args.pairs, args.seed, args.quick)
@@ -221,11 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     fit_texts = [t for p in train_pairs for t in (p.prompt, p.a, p.b)]
     for layer in LAYERS:
         fit_and_judge(StandardisedStore(vectors, layer, fit_texts), f"smollm2_layer{layer}")
-    text = json.dumps(results, indent=2)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text + "\n", encoding="utf-8")
-    print(text)
+    emit(results, args.output)
     return 0
 
 
