@@ -4,7 +4,8 @@ boards (issue "CRM v2") and "the top of the concise board is concise AND good" (
 
 It skips the criteria reader altogether: an oracle criteria side puts weight +s (detailed) or -s (concise) on the
 words property and nothing else, for a grid of s, and ranks all 805 AlpacaEval queries x 40 default models as the
-app does (weighted win rate: mean P(preferred to the baseline's answer)). Two quality terms under it:
+app does (weighted win rate: mean P(preferred to the baseline's answer); PyTorch vectors, from the embedding store
+when $USL_EMBEDDINGS names one, where the Space reads int8 ones). Two quality terms under it:
 
 - shipped: the shipped CRM's quality term, reference-guided signals included (the baseline's answers are also the
   reference answers, so the baseline answer is judged against itself);
