@@ -116,9 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     bench = open_data(args.data)
     scorer = CompositionalScorer(args.model or default_crm(), backend="torch")
     query = dict(zip(bench.queries["idx"].to_list(), bench.queries["instruction"].to_list(), strict=True))
-    keys = sorted(zip(bench.responses["idx"].to_list(), bench.responses["model"].to_list(), strict=True))
-    output = dict(zip(zip(bench.responses["idx"].to_list(), bench.responses["model"].to_list(), strict=True),
-                      bench.responses["output"].to_list(), strict=True))  # fmt: skip
+    pairs = zip(bench.responses["idx"].to_list(), bench.responses["model"].to_list(), strict=True)
+    output = dict(zip(pairs, bench.responses["output"].to_list(), strict=True))
+    keys = sorted(output)
     queries, responses = [query[i] for i, _ in keys], [output[k] for k in keys]
     references = [output.get((i, scorer.reference_model)) for i, _ in keys]
     with_reference = scorer.response_side(queries, responses, references, progress=True)

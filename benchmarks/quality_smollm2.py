@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         net, log = fit_quality(pair_tensors(train_pairs, judge.features, spread, config),
                                pair_tensors(val_pairs, judge.features, spread, config), config)  # fmt: skip
         params = {k: v.detach().numpy() for k, v in linear_params(net.quality, "quality").items()}
-        dim = store.get(["x"]).shape[1]
+        dim = (params["quality.0.weight"].shape[1] - len(spread)) // 2  # the input is [v, q * v, z]
         params.update({"spread": spread, "voice_proj": np.zeros((1, dim), np.float32)})
         results[name] = {
             "fit": log,

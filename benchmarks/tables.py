@@ -26,6 +26,9 @@ THROUGHPUT_LABELS = {
 }
 
 
+HUMAN_SETS = ("auto_j", "hh_rlhf", "webgpt", "pandalm")  # the human test sets, in the order every table gives them
+
+
 def _load(name: str) -> dict:
     return json.loads((RESULTS / name).read_text())
 
@@ -185,7 +188,7 @@ def quality_table() -> str:
         test = v["leaderboard_evaluation_half"]
         val, human = v.get("validation"), v.get("human_test")
         val_text = f"{val['annotations']:.3f} / {val['human']:.3f}" if val else ""
-        keys = ("auto_j", "hh_rlhf", "webgpt", "pandalm")
+        keys = HUMAN_SETS
         margins = " / ".join(f"{human[k]['margin']:+.3f}" for k in keys) if human else ""
         lines.append(
             f"| {name} | {val_text} | {v['leaderboard_training_half']['tau_vs_lc']:.3f} | {test['tau_vs_lc']:.3f} "
@@ -226,7 +229,7 @@ def quality_window_table() -> str:
         r = _load(name)
         v, alone, grid = r[next(iter(r))], r["reference similarity alone"], r["reference boost"]  # first: shipped
         chosen = grid[str(grid["chosen"])]
-        margins = " / ".join(f"{v['human_test'][k]['margin']:+.3f}" for k in ("auto_j", "hh_rlhf", "webgpt", "pandalm"))
+        margins = " / ".join(f"{v['human_test'][k]['margin']:+.3f}" for k in HUMAN_SETS)
         lines.append(f"| {tokens} | {v['validation']['annotations']:.3f} / {v['validation']['human']:.3f} | "
                      f"{v['leaderboard_training_half']['tau_vs_lc']:.3f} | "
                      f"{alone['leaderboard_training_half']['tau_vs_lc']:.3f} | {grid['chosen']:g}: "
@@ -248,7 +251,7 @@ def quality_finetune_table() -> str:
              "longer-wins: auto_j / hh_rlhf / webgpt / pandalm |", "|---|---|---|---|---|"]  # fmt: skip
     for name in ("frozen", "tuned"):
         v = r[name]
-        margins = " / ".join(f"{v['human_test'][k]['margin']:+.3f}" for k in ("auto_j", "hh_rlhf", "webgpt", "pandalm"))
+        margins = " / ".join(f"{v['human_test'][k]['margin']:+.3f}" for k in HUMAN_SETS)
         if name == "frozen":
             fit = f"{len(v['fit']['history'])} epochs of the head, {v['seconds']:.0f} s"
         else:
@@ -278,7 +281,7 @@ def quality_smollm2_table() -> str:
     for key, label in names.items():
         v = r[key]
         cells = [f"{v['human_test'][k]['margin']:+.3f} ({v['human_test'][k]['crm']['se']:.3f})"
-                 for k in ("auto_j", "hh_rlhf", "webgpt", "pandalm")]  # fmt: skip
+                 for k in HUMAN_SETS]  # fmt: skip
         lines.append(
             f"| {label} | {v['validation_gpt4_turbo']:.3f} / {v['validation_human']:.3f} | " + " | ".join(cells) + " |"
         )
