@@ -11,8 +11,11 @@
 - voice(c, q, r) = u(c) . P e(r): the fit of the response's embedding to the criteria's voice (domain, tone,
   audience), a low-rank bilinear form.
 - quality(q, r): a criteria-free preference read from the response and query embeddings, the properties and,
-  where the bench has a reference model's answer to the query, the response's similarity to it (embedding cosine;
-  lexical TF-IDF cosine and relative length over the whole text, crm_core.reference).
+  where the bench has answers of the reference panel (crm.json `reference_models`, several strong models) to the
+  query, the response's mean similarity to those answers other than its own (embedding cosine; lexical TF-IDF
+  cosine and relative length over the whole text, crm_core.reference). No answer is compared with itself and no
+  single model is the reference, so no model on a board is favoured by construction.
+A pair is judged by `judged_logit`: criteria tune quality, they do not replace it (see there).
 Everything about (q, r) is computed once per response; a new criteria set costs one encoding of each criterion,
 so a leaderboard over every stored response is arithmetic. The folder: crm.json (kind "compositional"), heads
 .safetensors (the small networks, run in NumPy, and the re-tuned layer), encoder/ (MiniLM, float16 weights;
@@ -23,6 +26,7 @@ embedding store, response vectors already in it are reused.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -35,9 +39,10 @@ import numpy as np
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder
 from crm_core.model import CRMSpec, Pair, PairScores
 from crm_core.properties import NAMES, measure_many
-from crm_core.reference import IDF_FILE, IdfTable, lexical_similarity, relative_length
+from crm_core.reference import IDF_FILE, IdfTable, lexical_similarity, panel_means, relative_length
 
 HEADS_FILE = "heads.safetensors"
+REFERENCE_WEIGHTS = ("refsim_weight", "lexsim_weight", "length_weight")
 CRITERIA_LAYERS = "criteria_layers."
 MEMBER_KEYS = ("criteria.", "voice_proj", "form_gate.", CRITERIA_LAYERS)  # what each criteria fit has of its own
 
@@ -88,6 +93,39 @@ def reference_similarity(vecs: np.ndarray, references: Sequence[str | None], enc
                     dtype=np.float32)  # fmt: skip
 
 
+def panel_similarity(vecs: np.ndarray, texts: Sequence[str], panels: Sequence[Sequence[str]], encode,
+                     skip_own: bool = True) -> np.ndarray:  # fmt: skip
+    """Mean cosine of each response embedding to its panel's answers other than itself (0 where none is left)."""
+    known = list(dict.fromkeys(r for panel in panels for r in panel))
+    ref_vec = dict(zip(known, encode(known), strict=True)) if known else {}
+    vec_of = {t: v for t, v in zip(texts, vecs, strict=True)}
+
+    def cosine(a: list[str], b: list[str]) -> np.ndarray:
+        return np.array([float(vec_of[x] @ ref_vec[y]) for x, y in zip(a, b, strict=True)], dtype=np.float32)
+
+    return panel_means(texts, panels, cosine, skip_own)
+
+
+MUST = re.compile(r"\b(must|never|always)\b", re.IGNORECASE)
+
+
+def is_must(sentence: str) -> bool:
+    """A stated preference the visitor makes a hard requirement ("must", "never", "always" in the sentence)."""
+    return bool(MUST.search(sentence))
+
+
+def judged_logit(quality_gap: np.ndarray, criteria_gap: np.ndarray, must_gap: np.ndarray | float = 0.0,
+                 gate: float = 0.0) -> np.ndarray:  # fmt: skip
+    """log-odds that answer A is preferred to answer B, from the gaps A - B of quality, of the criteria's soft part
+    and of its must part. Criteria tune quality, they do not replace it: a soft criterion counts in full when it
+    agrees with quality or when the two answers are of comparable quality, and fades (exp(-(gap / gate)^2)) when it
+    would make the clearly worse answer win; a must criterion always counts in full. gate 0: no fading (the sum)."""
+    if gate <= 0:
+        return quality_gap + criteria_gap + must_gap
+    fade = np.exp(-np.square(quality_gap / gate))
+    return quality_gap + criteria_gap * np.where(quality_gap * criteria_gap >= 0, 1.0, fade) + must_gap
+
+
 @dataclass
 class ResponseSide:
     """Everything the score needs from a set of responses, criteria-free: computed once per bench."""
@@ -135,17 +173,20 @@ class CompositionalHeads:
         self.rank = sum(m["voice_proj"].shape[0] for m in self.members)
         self.weight_threshold, self.voice_threshold = float(weight_threshold), float(voice_threshold)
         self.gate_cut, self.weight_scale = float(gate_cut), float(weight_scale)
+        # the reference signals' weights: fitted ones from the heads, unless crm.json gives others
+        self.reference_weights = {k: float(self.params[k][0]) for k in REFERENCE_WEIGHTS if k in self.params}
 
     def response_side(self, query_vec: np.ndarray, response_vec: np.ndarray, phi: np.ndarray,
                       refsim: np.ndarray | None = None, lexsim: np.ndarray | None = None,
                       rel_length: np.ndarray | None = None) -> ResponseSide:  # fmt: skip
         """`refsim`, `lexsim`, `rel_length`: the reference-guided signals (0 where a response has no reference);
-        the last two weigh in only with heads that carry `lexsim_weight` / `length_weight`."""
+        each weighs in with the heads' weight for it (`reference_weights` replaces those)."""
         z = (phi / self.spread).astype(np.float32)
         quality = mlp(self.params, "quality", quality_input(query_vec, response_vec, z))[:, 0]
-        for signal, weight in ((refsim, "refsim_weight"), (lexsim, "lexsim_weight"), (rel_length, "length_weight")):
-            if signal is not None and weight in self.params:
-                quality = quality + self.params[weight][0] * signal
+        for signal, name in ((refsim, "refsim_weight"), (lexsim, "lexsim_weight"), (rel_length, "length_weight")):
+            weight = self.reference_weights.get(name)
+            if signal is not None and weight is not None:
+                quality = quality + weight * signal
         voice = np.concatenate([response_vec @ m["voice_proj"].T for m in self.members], axis=1)
         return ResponseSide(z, quality.astype(np.float64), voice)
 
@@ -225,6 +266,8 @@ class CompositionalScorer:
             serving.get("form_gate_cut", 0.0),
             serving.get("weight_scale", 1.0),
         )
+        self.heads.reference_weights.update(self.spec.extra.get("reference_weights", {}))
+        self.quality_gate = float(serving.get("quality_gate", 0.0))  # judged_logit's gate (0: criteria add up)
         if backend == "auto":
             backend = "onnx" if has_parts(self.folder) else "torch"
         if backend not in ("torch", "onnx"):
@@ -245,13 +288,18 @@ class CompositionalScorer:
             self.criteria_encoder = self.criteria_encoders[0]
         store = os.environ.get("USL_EMBEDDINGS")  # an embedding store (crm_core.encoder) shared with training
         self.store = EmbeddingStore(store, self.encoder) if store else None
-        self.reference_model = self.spec.extra.get("reference_model")
+        # the reference panel; CRMs made before it had one reference model (its own answers then compared with
+        # themselves: the bias the panel removes)
+        extra = self.spec.extra
+        self.reference_models = list(extra.get("reference_models") or filter(None, [extra.get("reference_model")]))
+        self.skip_own_reference = "reference_models" in extra
         self.idf = IdfTable.load(self.folder)  # lexical similarity to the reference (crm_core.reference)
         # what a response's side depends on (heads, encoder, reference model and IDF table), not the serving
         # settings: a saved bench table survives a change of those
         digest = hashlib.sha256(heads_bytes)
         digest.update((self.folder / ENCODER_DIR / "encoder.json").read_bytes())
-        digest.update(str(self.reference_model).encode())
+        digest.update(json.dumps([self.reference_models, self.heads.reference_weights, self.skip_own_reference],
+                                 sort_keys=True).encode())  # fmt: skip
         if self.idf is not None:
             digest.update((self.folder / IDF_FILE).read_bytes())
         if backend == "onnx":  # its vectors are not PyTorch's (int8 ones, by a few percent)
@@ -270,8 +318,15 @@ class CompositionalScorer:
         return np.stack([encoder.encode([text])[0] for encoder in self.criteria_encoders])
 
     def criteria_side(self, criteria: Sequence[str], dislikes: Sequence[str] = ()) -> CriteriaSide:
-        """The criteria's weights and voice; each sentence's embeddings are cached by its text."""
+        """The criteria's weights and voice, every sentence counted; each sentence's embeddings are cached."""
+        return self._side(split_criteria(criteria, dislikes))
+
+    def criteria_sides(self, criteria: Sequence[str], dislikes: Sequence[str] = ()) -> tuple[CriteriaSide, ...]:
+        """(soft, must): the sentences that tune quality, and those the visitor made hard requirements (is_must)."""
         texts = split_criteria(criteria, dislikes)
+        return self._side([t for t in texts if not is_must(t)]), self._side([t for t in texts if is_must(t)])
+
+    def _side(self, texts: list[str]) -> CriteriaSide:
         members = len(self.heads.members)
         vecs = np.stack([self._criteria_cache(t) for t in texts]) if texts else np.zeros((0, members, 384), np.float32)
         return self.heads.criteria_side([vecs[:, m] for m in range(members)])
@@ -280,51 +335,56 @@ class CompositionalScorer:
         self,
         queries: Sequence[str],
         responses: Sequence[str],
-        references: Sequence[str | None] | None = None,
+        panels: Sequence[Sequence[str]] | None = None,
         progress: bool = False,
     ) -> ResponseSide:
-        """Criteria-free part of many (query, response) pairs; `references` are the reference model's answers to
-        the same queries (None where there is none)."""
+        """Criteria-free part of many (query, response) pairs; `panels` are the reference panel's answers to each
+        response's query (the answers of `reference_models` the bench has; a response's own is skipped)."""
         encode = self.store.get if self.store is not None else self.encoder.encode
         distinct_queries = list(dict.fromkeys(queries))
         qvec = encode(distinct_queries)
         where = {q: i for i, q in enumerate(distinct_queries)}
         rvec = encode(list(responses), progress=progress)
         refsim = lexsim = rel_length = None
-        if references is not None:
+        if panels is not None:
             known = dict(zip(responses, rvec, strict=True))
 
-            def encode_references(texts: list[str]) -> np.ndarray:  # the reference model's own answers are
-                missing = [t for t in texts if t not in known]  # usually on the bench: not encoded twice
+            def encode_references(texts: list[str]) -> np.ndarray:  # the panel's own answers are usually on
+                missing = [t for t in texts if t not in known]  # the bench: not encoded twice
                 known.update(zip(missing, encode(missing), strict=True) if missing else ())
                 return np.stack([known[t] for t in texts]) if texts else np.zeros((0, rvec.shape[1]), np.float32)
 
-            refsim = reference_similarity(rvec, references, encode_references)
-            lexsim = lexical_similarity(responses, references, self.idf) if self.idf is not None else None
-            rel_length = relative_length(responses, references)
+            own = self.skip_own_reference
+            refsim = panel_similarity(rvec, responses, panels, encode_references, own)
+            if self.idf is not None:
+                lexsim = panel_means(responses, panels, lambda a, b: lexical_similarity(a, b, self.idf), own)
+            rel_length = panel_means(responses, panels, relative_length, own)
         return self.heads.response_side(qvec[[where[q] for q in queries]], rvec, measure_many(responses), refsim,
                                         lexsim, rel_length)  # fmt: skip
 
     def score_points(self, criteria: Sequence[str], dislikes: Sequence[str], items: Sequence[tuple[str, str]],
-                     references: Sequence[str | None] | None = None) -> np.ndarray:  # fmt: skip
-        """A score per (query, response)."""
-        side = self.response_side([q for q, _ in items], [r for _, r in items], references)
+                     panels: Sequence[Sequence[str]] | None = None) -> np.ndarray:  # fmt: skip
+        """A score per (query, response): quality plus every criterion in full (judged_logit gates pairs only)."""
+        side = self.response_side([q for q, _ in items], [r for _, r in items], panels)
         return self.heads.scores(side, self.criteria_side(criteria, dislikes))
 
     def score_pairs(self, pairs: Sequence[Pair], batch_size: int = 64, symmetric: bool = True,
                     progress: bool = False, with_quality: bool = True) -> PairScores:  # fmt: skip
-        """P(A preferred) = sigmoid(score A - score B); order plays no part."""
+        """P(A preferred) = sigmoid(judged_logit of the gaps A - B); order plays no part."""
         queries = [p.context if isinstance(p.context, str) else p.context[-1]["content"] for p in pairs]
         texts = [r for p in pairs for r in (p.response_a, p.response_b)]
         side = self.response_side([q for q in queries for _ in (0, 1)], texts, progress=progress)
-        scores = np.empty(len(pairs) * 2)
+        logit = np.empty(len(pairs))
         by_criteria: dict[tuple, list[int]] = {}
         for i, p in enumerate(pairs):
             by_criteria.setdefault((tuple(p.criteria), tuple(p.dislikes)), []).append(i)
         for (criteria, dislikes), rows in by_criteria.items():
-            crit = self.criteria_side(criteria, dislikes)
-            idx = np.array([[2 * i, 2 * i + 1] for i in rows]).ravel()
-            part = ResponseSide(side.z[idx], side.quality[idx], side.voice[idx])
-            scores[idx] = self.heads.scores(part, crit, with_quality)
-        p_a = 1 / (1 + np.exp(-(scores[0::2] - scores[1::2])))
+            soft, must = self.criteria_sides(criteria, dislikes)
+            a, b = np.array([2 * i for i in rows]), np.array([2 * i + 1 for i in rows])
+            soft_score = side.z @ soft.weights + side.voice @ soft.voice
+            must_score = side.z @ must.weights + side.voice @ must.voice
+            quality_gap = side.quality[a] - side.quality[b] if with_quality else np.zeros(len(rows))
+            logit[rows] = judged_logit(quality_gap, soft_score[a] - soft_score[b], must_score[a] - must_score[b],
+                                       self.quality_gate if with_quality else 0.0)  # fmt: skip
+        p_a = 1 / (1 + np.exp(-logit))
         return PairScores(p_a, p_a, p_a.copy() if symmetric else np.full_like(p_a, np.nan))

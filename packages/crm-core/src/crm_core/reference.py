@@ -75,13 +75,19 @@ class IdfTable:
 
 
 def lexical_similarity(texts: Sequence[str], references: Sequence[str | None], table: IdfTable) -> np.ndarray:
-    """TF-IDF cosine of each text to its reference (0 without one); each distinct reference is vectorised once."""
-    ref_vec = {r: table.vector(r) for r in dict.fromkeys(references) if r is not None}
+    """TF-IDF cosine of each text to its reference (0 without one); each distinct text is vectorised once."""
+    vectors: dict[str, dict[str, float]] = {}
+
+    def vector(text: str) -> dict[str, float]:
+        if text not in vectors:
+            vectors[text] = table.vector(text)
+        return vectors[text]
+
     out = np.zeros(len(texts), np.float32)
     for i, (text, ref) in enumerate(zip(texts, references, strict=True)):
-        if ref is not None and ref_vec[ref]:
-            target = ref_vec[ref]
-            out[i] = sum(v * target.get(w, 0.0) for w, v in table.vector(text).items())
+        if ref is not None and vector(ref):
+            small, large = sorted((vector(text), vector(ref)), key=len)
+            out[i] = sum(v * large.get(w, 0.0) for w, v in small.items())
     return out
 
 
@@ -90,3 +96,20 @@ def relative_length(texts: Sequence[str], references: Sequence[str | None]) -> n
     ref_words = {r: len(words(r)) for r in dict.fromkeys(references) if r is not None}
     return np.array([math.tanh(math.log2((len(words(t)) + 1) / (ref_words[r] + 1))) if r is not None else 0.0
                      for t, r in zip(texts, references, strict=True)], dtype=np.float32)  # fmt: skip
+
+
+def panel_means(texts: Sequence[str], panels: Sequence[Sequence[str]], signal, skip_own: bool = True) -> np.ndarray:
+    """The mean of `signal(texts, references)` over each text's panel answers other than itself (an answer with the
+    same text is the text's own: no answer is judged against itself); 0 where none is left. `signal` maps two
+    equal-length lists to an array, as lexical_similarity and relative_length do. skip_own False keeps a text's
+    own answer (how CRMs with a single `reference_model` were fitted and are still served)."""
+    rows = [(i, ref) for i, (text, panel) in enumerate(zip(texts, panels, strict=True)) for ref in panel
+            if ref != text or not skip_own]  # fmt: skip
+    if not rows:
+        return np.zeros(len(texts), np.float32)
+    owner = np.array([i for i, _ in rows])
+    values = signal([texts[i] for i in owner], [ref for _, ref in rows])
+    total, count = np.zeros(len(texts)), np.zeros(len(texts))
+    np.add.at(total, owner, values)
+    np.add.at(count, owner, 1)
+    return (total / np.maximum(count, 1)).astype(np.float32)

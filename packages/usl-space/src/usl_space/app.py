@@ -643,7 +643,7 @@ def pull_default_data() -> str:
     from crm_core.data import ALPACA_EVAL_BASELINE
     from crm_core.paths import cache_dir
 
-    from usl_space.data_cli import default_models
+    from usl_space.catalog import default_models
     from usl_space.pull import pull
 
     folder = cache_dir() / "alpaca_eval"

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from crm_core.compositional import judged_logit
 
 from usl_space.stats import MIN_QUERIES_FOR_RANKS, intervals, length_controlled_win_rates
 
@@ -55,6 +56,17 @@ def pointwise_matrices(scores: np.ndarray, baseline_column: int) -> tuple[np.nda
     outcome = np.where(np.abs(preference - 0.5) < 5e-10, 0.5, (preference > 0.5).astype(float))
     outcome[np.isnan(preference)] = np.nan
     return outcome, preference
+
+
+def gated_matrices(quality: np.ndarray, soft: np.ndarray, must: np.ndarray, baseline_column: int,
+                   gate: float = 0.0) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """(outcome, preference) from the parts of each response's score (NaN where none): P = sigmoid(judged_logit of
+    the gaps to the baseline's response), so criteria tune quality as crm_core.compositional.judged_logit says."""
+    base = baseline_column
+    with np.errstate(invalid="ignore"):
+        logit = judged_logit(quality - quality[:, [base]], soft - soft[:, [base]], must - must[:, [base]], gate)
+    logit[:, base] = np.where(np.isnan(quality[:, base]), np.nan, 0.0)
+    return pointwise_matrices(logit, base)
 
 
 def board_rows(

@@ -11,19 +11,14 @@ import argparse
 import json
 import sys
 import time
-from importlib import resources
 from pathlib import Path
 
 from crm_core.data import ALPACA_EVAL_BASELINE, DataValidationError, open_bench, read_models_file, skipping_invalid
 from crm_core.data.importers import detect_layout
 from crm_core.paths import cache_dir
 
+from usl_space.catalog import default_models
 from usl_space.pull import ALPACA_EVAL_N_QUERIES, ALPACA_EVAL_RESULTS_URL, pull
-
-
-def default_models() -> list[str]:
-    """The leaderboard's default model set, shipped with the package."""
-    return read_models_file(resources.files("usl_space") / "default_models.txt")
 
 
 def _models_from_args(args: argparse.Namespace) -> list[str] | None:

@@ -29,7 +29,7 @@ from crm_core.data import Bench
 from crm_core.model import Pair, Scorer, softmax
 from crm_core.paths import cache_dir
 
-from usl_space.board import Leaderboard, board_rows, pointwise_matrices, rounded
+from usl_space.board import Leaderboard, board_rows, gated_matrices, rounded
 from usl_space.cache import ScoreCache, checkpoint_id, normalise_criteria, text_digest
 from usl_space.instant import ResponseTable, release_freed_memory, response_side_of
 from usl_space.ordering import stratified_order
@@ -112,11 +112,15 @@ class Engine:
         """(outcome, preference), queries x models, for every response at once (see usl_space.board); `side`
         (weights fitted from a visitor's votes, usl_space.taste) replaces what the criteria text gives."""
         table = self.response_table()
-        crit = side if side is not None else self.scorer.criteria_side(criteria, dislikes)
-        values = self.scorer.heads.scores(table.side, crit)
+        soft, must = self.scorer.criteria_sides(criteria, dislikes)
+        soft = side if side is not None else soft
         rows = table.rows(ids, models)
-        scores = np.where(rows >= 0, values[rows], np.nan)
-        return pointwise_matrices(scores, list(models).index(self.baseline))
+
+        def per_response(values: np.ndarray) -> np.ndarray:
+            return np.where(rows >= 0, values[rows], np.nan)
+
+        parts = [per_response(v) for v in (table.side.quality, table.criteria_part(soft), table.criteria_part(must))]
+        return gated_matrices(*parts, list(models).index(self.baseline), self.scorer.quality_gate)
 
     def with_baseline(self, baseline: str) -> Engine:
         """The same bench, CRM and cache, judged against another of its models."""
@@ -219,9 +223,9 @@ class Engine:
     def _compute(self, criteria, dislikes, keys) -> list[tuple]:
         if self.pointwise:
             items = [(self.query[i], self.output[(i, m)]) for i, m, _ in keys]
-            reference = getattr(self.scorer, "reference_model", None)
-            references = [self.output.get((i, reference)) for i, _, _ in keys] if reference else None
-            values = self.scorer.score_points(criteria, dislikes, items, references)
+            panel = getattr(self.scorer, "reference_models", None) or []
+            panels = [[self.output[(i, p)] for p in panel if (i, p) in self.output] for i, _, _ in keys]
+            values = self.scorer.score_points(criteria, dislikes, items, panels if panel else None)
             return [(i, m, d, float(v), None, None) for (i, m, d), v in zip(keys, values, strict=True)]
         pairs = [Pair(criteria, self.query[i], self.output[(i, m)], self.output[(i, self.baseline)], dislikes)
                  for i, m, _ in keys]  # fmt: skip

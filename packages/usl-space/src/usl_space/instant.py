@@ -19,18 +19,28 @@ from pathlib import Path
 
 import numpy as np
 from crm_core.atomic import atomic_file
-from crm_core.compositional import CompositionalScorer, ResponseSide
+from crm_core.compositional import CompositionalHeads, CompositionalScorer, CriteriaSide, ResponseSide
 
 FORMAT = 1
 
 
+def panels_of(scorer: CompositionalScorer, keys: Sequence[tuple[int, str]],
+              reference_outputs: dict[tuple[int, str], str]) -> list[list[str]] | None:  # fmt: skip
+    """Per (idx, model) key, the reference panel's answers to query idx that `reference_outputs` holds."""
+    if not scorer.reference_models:
+        return None
+    panel = scorer.reference_models
+    return [[reference_outputs[(i, p)] for p in panel if (i, p) in reference_outputs] for i, _ in keys]
+
+
 def response_side_of(scorer: CompositionalScorer, query: dict[int, str], outputs: dict[tuple[int, str], str],
-                     reference_outputs: dict[tuple[int, str], str]) -> ResponseSide:  # fmt: skip
-    """The response side of `outputs`, rows in sorted (idx, model) order."""
+                     reference_outputs: dict[tuple[int, str], str], progress: bool = False,
+                     ) -> ResponseSide:  # fmt: skip
+    """The response side of `outputs`, rows in sorted (idx, model) order; the reference panel's answers come from
+    `reference_outputs` (the bench)."""
     keys = sorted(outputs)
-    reference = scorer.reference_model
-    refs = [reference_outputs.get((i, reference)) for i, _ in keys] if reference else None
-    return scorer.response_side([query[i] for i, _ in keys], [outputs[k] for k in keys], refs)
+    panels = panels_of(scorer, keys, reference_outputs)
+    return scorer.response_side([query[i] for i, _ in keys], [outputs[k] for k in keys], panels, progress)
 
 
 def release_freed_memory() -> None:
@@ -75,9 +85,9 @@ class ResponseTable:
             self._last_rows = last
         return last[1]
 
-    def scores(self, scorer: CompositionalScorer, criteria: Sequence[str], dislikes: Sequence[str]) -> np.ndarray:
-        """Every stored response's score under these criteria."""
-        return scorer.heads.scores(self.side, scorer.criteria_side(criteria, dislikes))
+    def criteria_part(self, crit: CriteriaSide) -> np.ndarray:
+        """What a criteria side adds to every stored response's score (quality left out)."""
+        return CompositionalHeads.scores(self.side, crit, with_quality=False)
 
     # -- building, saving, loading ------------------------------------------------------------------------------
     @classmethod
@@ -85,9 +95,7 @@ class ResponseTable:
               checkpoint: str, bench_hash: str, progress: bool = False) -> ResponseTable:  # fmt: skip
         started = time.perf_counter()
         keys = sorted(output)
-        reference = scorer.reference_model
-        refs = [output.get((i, reference)) for i, _ in keys] if reference else None
-        side = scorer.response_side([query[i] for i, _ in keys], [output[k] for k in keys], refs, progress)
+        side = response_side_of(scorer, query, output, output, progress)
         release_freed_memory()
         return cls(np.array([i for i, _ in keys], dtype=np.int64), [m for _, m in keys], side, checkpoint,
                    bench_hash, time.perf_counter() - started)  # fmt: skip

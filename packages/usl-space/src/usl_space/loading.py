@@ -6,12 +6,13 @@ import os
 from pathlib import Path
 
 from crm_core.compositional_onnx import has_parts
-from crm_core.data import Bench, open_bench, read_models_file
+from crm_core.data import Bench, DataValidationError, open_bench, read_models_file
 from crm_core.data.importers import detect_layout
 from crm_core.model import Scorer, load_crm
 from crm_core.paths import cache_dir
 
 from usl_space.cache import ScoreCache
+from usl_space.catalog import default_models
 from usl_space.engine import Engine
 from usl_space.topics import TopicIndex
 
@@ -34,11 +35,19 @@ def default_crm() -> Path:
 
 
 def open_data(directory: str | os.PathLike, baseline: str | None = None) -> Bench:
-    """A bench from --data: a saved bench folder, or an AlpacaEval-style folder restricted to its
-    default_models.txt when it has one (baseline: gpt4_1106_preview unless named)."""
+    """A bench from --data: a saved bench folder, or an AlpacaEval-style folder restricted to the project's default
+    models (usl_space.catalog) when it holds them all, else to its own default_models.txt when it has one, else
+    every model in it (baseline: gpt4_1106_preview unless named)."""
     directory = Path(directory)
+    if detect_layout(directory) == "bench":
+        return open_bench(directory, baseline=baseline)
+    try:
+        return open_bench(directory, models=default_models(), baseline=baseline)
+    except DataValidationError as error:
+        if not all(p.field == "models" for p in error.problems):
+            raise
     models = None
-    if detect_layout(directory) != "bench" and (directory / "default_models.txt").is_file():
+    if (directory / "default_models.txt").is_file():
         models = read_models_file(directory / "default_models.txt")
     return open_bench(directory, models=models, baseline=baseline)
 

@@ -65,8 +65,8 @@ class Judge:
     def heads(self, heads: CompositionalHeads) -> None:  # benchmarks/quality_variants.py swaps the quality term
         self.scorer.heads = heads
 
-    def side(self, prompts: list[str], texts: list[str], refs: list[str | None] | None = None) -> ResponseSide:
-        return self.scorer.response_side(prompts, texts, refs)
+    def side(self, prompts: list[str], texts: list[str], panels: list[list[str]] | None = None) -> ResponseSide:
+        return self.scorer.response_side(prompts, texts, panels)
 
     def criteria(self, criteria: list[str], dislikes: list[str] = ()) -> CriteriaSide:
         return self.scorer.criteria_side(criteria, dislikes)
@@ -194,11 +194,12 @@ def leaderboard_report(judge: Judge, shared: Path, half: str = "evaluation") -> 
     models = read_models_file(shared / "usl/alpaca_eval/default_models.txt")
     instructions = S.alpaca_instructions(shared)
     ids = [i for i, t in instructions.items() if S.alpaca_train_half(t) == (half == "training")]
-    outputs = S.read_outputs(shared, set(models))
+    panel = judge.scorer.reference_models
+    outputs = S.read_outputs(shared, set(models) | set(panel))
     base = S.REFERENCE_MODEL
     keys = [(i, m) for i in ids for m in models if outputs.get((i, m)) and outputs.get((i, base))]
     side = judge.side([instructions[i] for i, _ in keys], [outputs[k] for k in keys],
-                      [outputs[(i, base)] for i, _ in keys])  # fmt: skip
+                      [[outputs[(i, p)] for p in panel if (i, p) in outputs] for i, _ in keys])  # fmt: skip
     score = dict(zip(keys, side.quality, strict=True))
     words = {k: len(outputs[k].split()) for k in keys}
     win, length_win, mean_pref = {}, {}, {}

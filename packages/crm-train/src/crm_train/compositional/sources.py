@@ -22,7 +22,12 @@ from crm_core.data.importers import read_instructions, read_models_file
 from crm_train.build_data import answers_by_prompt, split_of
 
 ANNOTATIONS = "usl/alpaca_eval/judge_annotations_weighted_gpt4_turbo.jsonl.gz"
-REFERENCE_MODEL = "gpt4_1106_preview"  # AlpacaEval 2.0's baseline: the reference answer of the quality term
+REFERENCE_MODEL = "gpt4_1106_preview"  # AlpacaEval 2.0's baseline: the reference answer the quality fit reads
+# the reference panel a served CRM compares answers with (each with the others' answers, never its own): strong
+# models of four labs, so that no model on a board is the reference (crm.json `reference_models`)
+REFERENCE_PANEL = ("gpt4_1106_preview", "gpt-4-turbo-2024-04-09", "gpt-4o-2024-05-13", "claude-3-opus-20240229",
+                   "claude-3-5-sonnet-20240620", "Meta-Llama-3.1-405B-Instruct-Turbo", "Qwen2-72B-Instruct",
+                   "yi-large-preview")  # fmt: skip
 HUMAN_SOURCES = ("auto_j", "hh_rlhf", "webgpt")
 SPLIT_SEED, SPLIT_FRACTIONS = 0, (0.1, 0.1)  # the same prompt split as crm_train.build_data's builds
 

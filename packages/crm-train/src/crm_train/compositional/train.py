@@ -161,6 +161,12 @@ class CompositionalConfig:
         "not shipped: 0.15, one reader, first development bank: property pairs 0.963 -> 0.914, two or three "
         "criteria 0.957 -> 0.925, silent 0.921 -> 0.948; README 'Token dropout')",
     )
+    quality_gate: float = _f(
+        0.5,
+        "when serving: a soft criterion that would make the clearly worse of two answers win fades as "
+        "exp(-(quality gap / gate)^2) (crm_core.compositional.judged_logit; must criteria never fade; 0: criteria "
+        "simply add up). Chosen on the training half of AlpacaEval by benchmarks/judge_report.py --half training",
+    )
     weight_decay: float = _f(1e-2, "AdamW weight decay of both fits")
     weight_threshold: float = _f(
         0.0,
@@ -473,8 +479,11 @@ def save_compositional(folder: Path, params: dict, encoder_dir: Path, manifest: 
         meta = json.loads((encoder_dir / "encoder.json").read_text(encoding="utf-8"))
         spec = CRMSpec(style="segments", max_length=int(meta["max_tokens"]), objective="pointwise", labels=["score"],
                        base_model=meta["base_model"], kind="compositional",
-                       extra={"reference_model": S.REFERENCE_MODEL, "training_data": ["auto_j", "hh_rlhf", "webgpt",
-                              "dsp", "style", "gpt4_turbo_annotations"], **manifest})  # fmt: skip
+                       extra={"reference_models": list(S.REFERENCE_PANEL),
+                              "fitted_with_reference_model": S.REFERENCE_MODEL,
+                              "training_data": ["auto_j", "hh_rlhf", "webgpt", "dsp", "style",
+                                                "gpt4_turbo_annotations"],
+                              **manifest})  # fmt: skip
         spec.save(tmp)
         (tmp / "README.md").write_text(model_card(spec), encoding="utf-8")
     return folder
