@@ -418,12 +418,12 @@ def test_the_response_side_encodes_each_distinct_text_once(compositional_crm):
                                                        with_kwargs=True)  # fmt: skip
     a, b = "The answer is two.", "Two, because one plus one is two."
     try:
-        side = crm.response_side(["Count to two"] * 3, [a, a, b], [a, a, a])
+        side = crm.response_side(["Count to two"] * 3, [a, a, b], [[a], [a], [a]])
     finally:
         hook.remove()
     assert sum(rows) == 3  # the query, then a and b; the reference a comes from the responses
     assert np.allclose(side.quality[0], side.quality[1])
-    fresh = crm.response_side(["Count to two"], [b], [a])  # the reference encoded on its own: the same numbers
+    fresh = crm.response_side(["Count to two"], [b], [[a]])  # the reference encoded on its own: the same numbers
     assert side.quality[2] == pytest.approx(fresh.quality[0], abs=1e-4)
 
 

@@ -66,10 +66,10 @@ def test_scorer_weighs_in_the_signals_and_keys_saved_tables_by_the_idf_table(com
     crm = load_crm(folder)
     query, ref = "What absorbs light?", "Chlorophyll absorbs light in the leaf."
     texts = ["Chlorophyll absorbs light.", "The sun is a star, and stars are bright, and the sky is blue today."]
-    with_ref = crm.response_side([query] * 2, texts, [ref, ref]).quality
-    without = crm.response_side([query] * 2, texts, [None, None]).quality
+    with_ref = crm.response_side([query] * 2, texts, [[ref], [ref]]).quality
+    without = crm.response_side([query] * 2, texts, [[], []]).quality
     lex, rel = lexical_similarity(texts, [ref, ref], crm.idf), relative_length(texts, [ref, ref])
-    embed_only = plain.response_side([query] * 2, texts, [ref, ref]).quality - without
+    embed_only = plain.response_side([query] * 2, texts, [[ref], [ref]]).quality - without
     assert np.allclose(with_ref - without, embed_only + 2.0 * lex - 0.5 * rel, atol=1e-5)
     assert crm.response_side_id != plain.response_side_id
     (folder / IDF_FILE).write_text((folder / IDF_FILE).read_text().replace('"documents": 5', '"documents": 6'))

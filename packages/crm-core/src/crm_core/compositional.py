@@ -115,15 +115,19 @@ def is_must(sentence: str) -> bool:
 
 
 def judged_logit(quality_gap: np.ndarray, criteria_gap: np.ndarray, must_gap: np.ndarray | float = 0.0,
-                 gate: float = 0.0) -> np.ndarray:  # fmt: skip
+                 gate: float = 0.0, length_gap: np.ndarray | float = 0.0,
+                 length_slope: float = 0.0) -> np.ndarray:  # fmt: skip
     """log-odds that answer A is preferred to answer B, from the gaps A - B of quality, of the criteria's soft part
     and of its must part. Criteria tune quality, they do not replace it: a soft criterion counts in full when it
     agrees with quality or when the two answers are of comparable quality, and fades (exp(-(gap / gate)^2)) when it
-    would make the clearly worse answer win; a must criterion always counts in full. gate 0: no fading (the sum)."""
+    would make the clearly worse answer win; a must criterion always counts in full. Comparable is judged on
+    quality with length taken out (quality gap - length_slope x the gap in log2 words, `length_gap`), so the same
+    model told to be brief is not "clearly worse" for being brief. gate 0: no fading (the plain sum)."""
     if gate <= 0:
         return quality_gap + criteria_gap + must_gap
-    fade = np.exp(-np.square(quality_gap / gate))
-    return quality_gap + criteria_gap * np.where(quality_gap * criteria_gap >= 0, 1.0, fade) + must_gap
+    comparable = quality_gap - length_slope * length_gap
+    fade = np.exp(-np.square(comparable / gate))
+    return quality_gap + criteria_gap * np.where(comparable * criteria_gap >= 0, 1.0, fade) + must_gap
 
 
 @dataclass
@@ -133,6 +137,11 @@ class ResponseSide:
     z: np.ndarray  # (n, K) properties / spread (not centred)
     quality: np.ndarray  # (n,)
     voice: np.ndarray  # (n, R) projected embeddings
+
+    def log_words(self, spread: np.ndarray) -> np.ndarray:
+        """log2(1 + words) of each response (the words property, unscaled): what judged_logit's length gap reads."""
+        words = NAMES.index("words")
+        return self.z[:, words] * float(spread[words])
 
 
 @dataclass
@@ -268,6 +277,7 @@ class CompositionalScorer:
         )
         self.heads.reference_weights.update(self.spec.extra.get("reference_weights", {}))
         self.quality_gate = float(serving.get("quality_gate", 0.0))  # judged_logit's gate (0: criteria add up)
+        self.gate_length_slope = float(serving.get("gate_length_slope", 0.0))
         if backend == "auto":
             backend = "onnx" if has_parts(self.folder) else "torch"
         if backend not in ("torch", "onnx"):
@@ -347,6 +357,8 @@ class CompositionalScorer:
         rvec = encode(list(responses), progress=progress)
         refsim = lexsim = rel_length = None
         if panels is not None:
+            if any(isinstance(panel, str) for panel in panels):
+                raise TypeError("panels: one list of reference answers per response, not a single string")
             known = dict(zip(responses, rvec, strict=True))
 
             def encode_references(texts: list[str]) -> np.ndarray:  # the panel's own answers are usually on
@@ -384,7 +396,9 @@ class CompositionalScorer:
             soft_score = side.z @ soft.weights + side.voice @ soft.voice
             must_score = side.z @ must.weights + side.voice @ must.voice
             quality_gap = side.quality[a] - side.quality[b] if with_quality else np.zeros(len(rows))
+            length = side.log_words(self.heads.spread)
             logit[rows] = judged_logit(quality_gap, soft_score[a] - soft_score[b], must_score[a] - must_score[b],
-                                       self.quality_gate if with_quality else 0.0)  # fmt: skip
+                                       self.quality_gate if with_quality else 0.0, length[a] - length[b],
+                                       self.gate_length_slope)  # fmt: skip
         p_a = 1 / (1 + np.exp(-logit))
         return PairScores(p_a, p_a, p_a.copy() if symmetric else np.full_like(p_a, np.nan))

@@ -272,9 +272,9 @@ class Scorer(ABC):
         return self.point_scores(encoded, batch_size)
 
     def score_points(self, criteria: Sequence[str], dislikes: Sequence[str], items: Sequence[tuple[str, str]],
-                     references: Sequence[str | None] | None = None, batch_size: int = 16) -> np.ndarray:  # fmt: skip
-        """Pointwise checkpoints: a score per (query, response); `references` is for the compositional kind's
-        interface and unused here."""
+                     panels: Sequence[Sequence[str]] | None = None, batch_size: int = 16) -> np.ndarray:  # fmt: skip
+        """Pointwise checkpoints: a score per (query, response); `panels` (reference answers) is for the
+        compositional kind's interface and unused here."""
         build = self.builder.point
         return self.point_scores([build(list(criteria), q, r, list(dislikes)) for q, r in items], batch_size)
 

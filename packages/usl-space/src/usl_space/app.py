@@ -30,6 +30,7 @@ from crm_core.data import DataValidationError
 from crm_core.data.importers import responses_by_instruction
 
 from usl_space.board import fewer_answers
+from usl_space.catalog import catalog
 from usl_space.charts import bar_chart, png, slope_chart
 from usl_space.engine import Engine, Leaderboard, check_criteria
 from usl_space.stats import MIN_QUERIES_FOR_RANKS, kendall_tau
@@ -49,12 +50,27 @@ PRESETS = {
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024  # also the server's limit (launch max_file_size): bigger posts are never stored
 MAX_UPLOADS = 3  # uploaded models per visitor; their responses are freed when the visitor leaves
 TABLE_HEIGHT = 1700  # px: 40 models and the header without an inner scroll bar
-TABLE_COLUMNS = ["Rank", "Rank (UB)", "Model", "Win rate %", "95% CI %", "LC win rate %", "Queries", "Avg words"]
+TABLE_COLUMNS = [
+    "Rank",
+    "Rank (UB)",
+    "Model",
+    "Win rate %",
+    "95% CI %",
+    "LC win rate %",
+    "Queries",
+    "Avg words",
+    "Made by · weights · released",
+]
 LEGEND = (
     "**Win rate**: how often the model's answer is preferred to the baseline's (a compositional CRM counts "
     "each verdict by its probability), with its **95% CI** over queries · **Rank (UB)**: 1 + the models "
     "better than it with 95% confidence (from 30 queries on) · **LC**: length-controlled, as if both answers "
     "were equally long · **Queries**: queries it was judged on · the baseline scores 50 by definition."
+)
+SEMANTICS = (
+    "**What a criterion does:** it decides between answers of comparable quality; it does not make a clearly worse "
+    "answer win by being shorter, longer or emoji-free. Write *must*, *never* or *always* in a criterion to make it "
+    "a hard requirement that overrides quality."
 )
 
 
@@ -77,9 +93,15 @@ def table(board: Leaderboard | None, topics: bool = True) -> list[list[Any]]:
         cells = [row["rank"], "–" if row["rank_ub"] is None else row["rank_ub"],
                  row["model"] + (" (baseline)" if row["baseline"] else ""), pct(row["win_rate"]),
                  f"{pct(row['ci_low'])} – {pct(row['ci_high'])}", pct(row["lc_win_rate"]), row["n"],
-                 f"{row['avg_words']:.0f}"]  # fmt: skip
+                 f"{row['avg_words']:.0f}", about(row["model"])]  # fmt: skip
         out.append(cells + ([pct(row["topics"].get(t)) for t in board.topics] if topics else []))
     return out
+
+
+def about(model: str) -> str:
+    """What a person choosing a model wants beside its name (usl_space.catalog); blank for a model not listed."""
+    info = catalog().get(model)
+    return f"{info.organisation} · {info.weights} · {info.released}" if info else ""
 
 
 def frame(board: Leaderboard | None) -> dict:
@@ -492,6 +514,8 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                 with gr.Row():
                     baseline = gr.Dropdown(engine.models, value=engine.baseline, label="Baseline")
                     n_queries = gr.Slider(1, len(engine.query), value=len(engine.query), step=1, label="Queries")
+                with gr.Row():
+                    open_only = gr.Checkbox(False, label="Open-weights models only", elem_id="open-only")
                 models = gr.CheckboxGroup(model_names, value=model_names, label="Models")
                 with gr.Row():
                     go = gr.Button("Rank", variant="primary", elem_id="rank")
@@ -500,6 +524,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                 cu_table = gr.Dataframe(frame(None), interactive=False, wrap=True, elem_id="custom-table",
                                         max_height=TABLE_HEIGHT)  # fmt: skip
                 gr.Markdown(LEGEND)
+                gr.Markdown(SEMANTICS, elem_id="semantics")
                 with gr.Accordion("Win rate by topic (%)", open=False):
                     cu_topics = gr.Dataframe(topic_frame(None), interactive=False, max_height=TABLE_HEIGHT)
                 cu_plot = gr.Image(
@@ -566,6 +591,8 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         demo.load(leaderboard_view, None, [lb_table, lb_topics, lb_plot, lb_status], concurrency_id="score",
                   concurrency_limit=max_jobs)  # fmt: skip
         all_btn.click(lambda: gr.update(value=topic_names), None, topics)
+        open_models = [m for m in model_names if m in catalog() and catalog()[m].open_weights]
+        open_only.change(lambda on: gr.update(value=open_models if on else model_names), open_only, models)
         clear_btn.click(lambda: gr.update(value=[]), None, topics)
         preset.change(lambda p: "\n".join(PRESETS.get(p, [])), preset, criteria)
         # "always_last": a Rank pressed while a job is still finishing is run after it, never dropped

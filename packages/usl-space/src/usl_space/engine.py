@@ -119,8 +119,11 @@ class Engine:
         def per_response(values: np.ndarray) -> np.ndarray:
             return np.where(rows >= 0, values[rows], np.nan)
 
-        parts = [per_response(v) for v in (table.side.quality, table.criteria_part(soft), table.criteria_part(must))]
-        return gated_matrices(*parts, list(models).index(self.baseline), self.scorer.quality_gate)
+        side_parts = (table.side.quality, table.criteria_part(soft), table.criteria_part(must),
+                      table.side.log_words(self.scorer.heads.spread))  # fmt: skip
+        quality, soft_part, must_part, log_words = (per_response(v) for v in side_parts)
+        return gated_matrices(quality, soft_part, must_part, list(models).index(self.baseline),
+                              self.scorer.quality_gate, log_words, self.scorer.gate_length_slope)  # fmt: skip
 
     def with_baseline(self, baseline: str) -> Engine:
         """The same bench, CRM and cache, judged against another of its models."""

@@ -162,10 +162,16 @@ class CompositionalConfig:
         "criteria 0.957 -> 0.925, silent 0.921 -> 0.948; README 'Token dropout')",
     )
     quality_gate: float = _f(
-        0.5,
+        0.3,
         "when serving: a soft criterion that would make the clearly worse of two answers win fades as "
-        "exp(-(quality gap / gate)^2) (crm_core.compositional.judged_logit; must criteria never fade; 0: criteria "
-        "simply add up). Chosen on the training half of AlpacaEval by benchmarks/judge_report.py --half training",
+        "exp(-(gap / gate)^2) of their length-controlled quality gap (crm_core.compositional.judged_logit; must "
+        "criteria never fade; 0: criteria simply add up). Chosen on development data (the training half of "
+        "AlpacaEval, development phrasings); README 'Rankings people believe'",
+    )
+    gate_length_slope: float = _f(
+        0.3,
+        "when serving: logits of quality per doubling of words taken out of the gap the gate reads (the quality "
+        "term's own within-query slope on the development half was 0.31), so brevity alone is not 'clearly worse'",
     )
     weight_decay: float = _f(1e-2, "AdamW weight decay of both fits")
     weight_threshold: float = _f(

@@ -1,0 +1,110 @@
+"""Rankings people believe: no answer is judged against itself, criteria tune quality instead of replacing it, and the
+default model list is the project's own (usl_space.catalog)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+
+import numpy as np
+import pytest
+from crm_core.compositional import is_must, judged_logit
+from crm_core.model import load_crm
+from crm_core.reference import panel_means, relative_length
+from usl_space.board import gated_matrices
+from usl_space.catalog import catalog, default_models, parse_catalog
+
+from conftest import random_compositional_crm
+
+
+@pytest.fixture(scope="module")
+def crm_folder(tmp_path_factory):
+    return random_compositional_crm(tmp_path_factory.mktemp("judging"))
+
+
+def test_panel_means_skip_the_answer_itself_and_average_the_others():
+    texts = ["one two", "one two three four", "x"]
+    panels = [["one two", "a b c d"], ["one two", "a b c d"], ["x"]]
+    out = panel_means(texts, panels, relative_length)
+    assert out[0] == pytest.approx(relative_length(["one two"], ["a b c d"])[0])  # its own answer left out
+    assert out[1] == pytest.approx(np.mean(relative_length(["one two three four"] * 2, ["one two", "a b c d"])))
+    assert out[2] == 0.0  # nothing left but itself
+    kept = panel_means(texts, panels, relative_length, skip_own=False)
+    assert kept[0] == pytest.approx(np.mean(relative_length(["one two"] * 2, ["one two", "a b c d"])))
+
+
+def test_a_reference_panel_model_is_not_compared_with_its_own_answer(crm_folder, tmp_path):
+    """The served CRM: the panel model's own answer counts as if absent; a CRM saved with one `reference_model`
+    (fitted that way) keeps comparing it with itself, which is the favour the panel removes."""
+    crm = load_crm(crm_folder)
+    query, own, other = "Name a colour.", "Blue is a colour of the sky.", "Red."
+    with_own = crm.response_side([query], [own], [[own, other]]).quality[0]
+    without = crm.response_side([query], [own], [[other]]).quality[0]
+    assert with_own == pytest.approx(without, abs=1e-6)
+    legacy = tmp_path / "legacy"
+    shutil.copytree(crm_folder, legacy)
+    spec = json.loads((legacy / "crm.json").read_text())
+    del spec["extra"]["reference_models"]
+    spec["extra"]["reference_model"] = "gpt4_1106_preview"
+    (legacy / "crm.json").write_text(json.dumps(spec))
+    old = load_crm(legacy)
+    assert old.response_side([query], [own], [[own, other]]).quality[0] != pytest.approx(without, abs=1e-3)
+    with pytest.raises(TypeError, match="one list of reference answers per response"):
+        crm.response_side([query], [own], [own])
+
+
+def test_criteria_tune_quality_and_must_criteria_override_it():
+    clear, tied = np.array([-2.0]), np.array([0.0])
+    assert judged_logit(clear, np.array([3.0]), 0.0, gate=0.5)[0] < 0  # a clearly worse answer stays behind
+    assert judged_logit(clear, np.array([3.0]), 0.0, gate=0.0)[0] > 0  # the plain sum would let it win
+    assert judged_logit(tied, np.array([3.0]), 0.0, gate=0.5)[0] == pytest.approx(3.0)  # comparable: it decides
+    assert judged_logit(clear, np.array([-1.0]), 0.0, gate=0.5)[0] == pytest.approx(-3.0)  # agreeing: in full
+    assert judged_logit(clear, np.array([0.0]), np.array([3.0]), gate=0.5)[0] == pytest.approx(1.0)  # a must
+    # brevity alone is not "clearly worse": 8 times shorter, 0.9 behind, at 0.3 logits a doubling: comparable
+    brief = judged_logit(np.array([-0.9]), np.array([2.0]), 0.0, gate=0.3, length_gap=-3.0, length_slope=0.3)
+    assert brief[0] == pytest.approx(1.1)
+    assert judged_logit(np.array([-0.9]), np.array([2.0]), 0.0, gate=0.3)[0] < 0  # without the length slope
+    assert is_must("Answers must be short.") and is_must("Never use emojis.") and not is_must("I like short answers.")
+
+
+def test_gated_matrices_read_every_model_against_the_baseline():
+    quality = np.array([[0.0, -2.0, 0.1, -0.9]])  # baseline, a clearly worse model, a comparable one, a brief one
+    soft = np.array([[0.0, 3.0, 1.0, 2.0]])
+    log_words = np.array([[8.0, 8.0, 8.0, 5.0]])
+    outcome, preference = gated_matrices(quality, soft, np.zeros_like(soft), 0, 0.3, log_words, 0.3)
+    assert preference[0, 0] == 0.5 and preference[0, 1] < 0.5 < preference[0, 2]
+    assert preference[0, 3] == pytest.approx(1 / (1 + np.exp(-1.1)))
+    assert outcome[0].tolist() == [0.5, 0.0, 1.0, 1.0]
+
+
+def test_the_scorer_splits_soft_and_must_criteria(crm_folder):
+    crm = load_crm(crm_folder)
+    soft, must = crm.criteria_sides(["I like lists. Never use emojis."], ["long answers"])
+    assert np.allclose(must.weights, crm.criteria_side(["Never use emojis."]).weights)
+    assert np.allclose(soft.weights, crm.criteria_side(["I like lists."], ["long answers"]).weights)
+
+
+def test_the_catalog_is_checked_and_lists_the_default_models():
+    models = default_models()
+    assert 50 <= len(models) <= 60 and "gpt4_1106_preview" in models and len(set(models)) == len(models)
+    assert {"gpt-4o-2024-05-13", "claude-3-5-sonnet-20240620", "Meta-Llama-3.1-405B-Instruct-Turbo"} <= set(models)
+    assert catalog()["Meta-Llama-3.1-8B-Instruct-Turbo"].open_weights and not catalog()["gpt4_0314"].open_weights
+    with pytest.raises(ValueError, match=r"models.csv:3: weights"):
+        parse_catalog("model,organisation,weights,released,on_board_since\na,X,open,2024-01,original\n"
+                      "b,Y,closed,2024-01,original\n")  # fmt: skip
+    with pytest.raises(ValueError, match="header"):
+        parse_catalog("model,organisation\na,X\n")
+
+
+def test_no_default_model_trained_the_quality_term(shared_data):
+    """The quality term's GPT-4-turbo verdicts come from annotated models outside the early-2024 list: a default
+    model from the new list must not be one of them (or the term must be refitted without it)."""
+    from crm_core.data import read_models_file
+
+    folder = shared_data / "usl/alpaca_eval"
+    original = set(read_models_file(folder / "default_models.txt"))
+    with gzip.open(folder / "judge_annotations_weighted_gpt4_turbo.jsonl.gz", "rt", encoding="utf-8") as handle:
+        annotated = {json.loads(line)["model"] for line in handle}
+    assert not (set(default_models()) - original) & annotated
+    assert {m for m in catalog() if catalog()[m].on_board_since == "original"} == original
