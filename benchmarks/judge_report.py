@@ -138,10 +138,10 @@ def summary(name: str, r: dict) -> dict:
         "gpt-4o beats the baseline (win rate > 0.5)": r["baseline"]["newer_model_win_rate"],
         "tau, other models, two baselines (>= 0.85)": r["baseline"]["tau_other_models_between_baselines"],
         "twins in order (all)": f"{twins[0]}/{twins[1]}",
-        "concise top 5 good and shorter": share([{"ok": p["top5_all_above_median_lc"] and p["length_direction_ok"]}
-                                                 for p in concise], "ok"),
-        "detailed top 5 good and longer": share([{"ok": p["top5_all_above_median_lc"] and p["length_direction_ok"]}
-                                                 for p in detailed], "ok"),
+        "concise top 5 above the median LC": share(concise, "top5_all_above_median_lc"),
+        "concise top 5 shorter than the general top 5": share(concise, "length_direction_ok"),
+        "detailed top 5 above the median LC": share(detailed, "top5_all_above_median_lc"),
+        "detailed top 5 longer than the general top 5": share(detailed, "length_direction_ok"),
         "concise/detailed top 5 share <= 2": share([{"ok": o["shared"] <= 2} for o in r["top5_overlap"]], "ok"),
         "tau vs LC, original 40 / all defaults": f"{r['humans']['tau_vs_lc_original_40']} / "
                                                  f"{r['humans']['tau_vs_lc_all_defaults']}",
