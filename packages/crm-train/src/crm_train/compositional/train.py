@@ -512,10 +512,15 @@ def model_card(spec: CRMSpec) -> str:
            "weights averaged before the serving cut"] if config.get("criteria_members", 1) > 1 else []),
         *(["- form gate: a criterion it reads as general (who you are, what it is for) moves no property; the app "
            "shows 'no measured property' for it"] if config.get("form_gate_weight") else []),
-        "- limits: properties (crm_core/properties.py) and, where a bench has the reference model's answer, the "
-        "lexical and length reference signals (crm_core/reference.py, IDF table in reference_idf.json) are "
-        f"measured by code over the whole text; voice and the quality network read the first {spec.max_length} "
-        "tokens only.", ""])  # fmt: skip
+        f"- reference panel: {', '.join(spec.extra.get('reference_models', []))}; each answer is compared with the "
+        "panel's answers to its query other than its own, so no model on a board is favoured by construction",
+        f"- criteria tune quality (gate {config.get('quality_gate', 0)}, length slope "
+        f"{config.get('gate_length_slope', 0)}): a soft criterion fades where it would make the clearly worse answer "
+        "win; a sentence with must / never / always counts in full",
+        "- limits: properties (crm_core/properties.py) and, where a bench has the panel's answers, the lexical and "
+        "length reference signals (crm_core/reference.py, IDF table in reference_idf.json) are measured by code "
+        f"over the whole text; voice and the quality network read the first {spec.max_length} tokens only.",
+        ""])  # fmt: skip
 
 
 __all__ = ["CompositionalConfig", "split_criteria", "train"]
