@@ -31,12 +31,18 @@ def atomic_file(path: str | os.PathLike, mode: str = "w", encoding: str | None =
 
 @contextlib.contextmanager
 def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary sibling folder to fill; on success it replaces `path` whole, on error it is removed."""
+    """Yield a temporary sibling folder to fill; on success it replaces `path` whole, on error it is removed. Only a
+    missing or empty folder, or one made here before, is replaced (crm_core.guard): never a folder of other files."""
+    from crm_core.guard import MARKER, check_replaceable
+
     path = Path(path)
+    check_replaceable(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
         yield tmp
+        (tmp / MARKER).write_text("written whole by a USL tool; it may replace this folder\n", encoding="utf-8")
+        check_replaceable(path)  # again: the folder may have been filled meanwhile
         old = None
         if path.exists():
             old = path.with_name(f".{path.name}.old-{os.getpid()}")

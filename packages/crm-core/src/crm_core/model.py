@@ -10,6 +10,7 @@ same batch-mates and give bit-identical logits.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -90,10 +91,20 @@ class CRMSpec:
         path = Path(folder, CRM_FILE)
         if not path.is_file():
             raise FileNotFoundError(f"{folder}: not a CRM checkpoint (no {CRM_FILE})")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise ValueError(f"{path}: not valid JSON ({error})") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: expected a JSON object of CRM fields")
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
             raise ValueError(f"{path}: unknown field(s) {sorted(unknown)}")
+        required = [f.name for f in dataclasses.fields(cls)
+                    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]  # fmt: skip
+        missing = [name for name in required if name not in data]
+        if missing:
+            raise ValueError(f"{path}: missing field(s) {missing}")
         return cls(**data)
 
 

@@ -178,8 +178,22 @@ def config_kind(path: str | os.PathLike | None) -> str:
     """The `kind` a YAML config names: 'cross-encoder' (TrainConfig, the default) or 'compositional'."""
     if path is None or not Path(path).is_file():
         return "cross-encoder"
-    loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    loaded = read_yaml(path)
     return loaded.get("kind", "cross-encoder") if isinstance(loaded, dict) else "cross-encoder"
+
+
+def read_yaml(path: str | os.PathLike) -> Any:
+    """A YAML file's content; ValueError naming the file and line where it is not YAML."""
+    try:
+        return yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise ValueError(f"{path}{line}: not valid YAML ({getattr(error, 'problem', None) or error})") from None
+    except IsADirectoryError:
+        raise ValueError(f"{path}: is a folder; give the YAML config file") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a text file (UTF-8)") from None
 
 
 def load_config(path: str | os.PathLike | None, overrides: dict[str, str] | None = None,
@@ -187,7 +201,7 @@ def load_config(path: str | os.PathLike | None, overrides: dict[str, str] | None
     """A config from a YAML file (or the defaults), then command-line overrides. Unknown keys are errors."""
     data: dict[str, Any] = {}
     if path is not None:
-        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        loaded = read_yaml(path)
         if not isinstance(loaded, dict):
             raise ValueError(f"{path}: expected a mapping of config fields")
         data.update(loaded)
@@ -195,12 +209,27 @@ def load_config(path: str | os.PathLike | None, overrides: dict[str, str] | None
     unknown = sorted(set(data) - known)
     if unknown:
         raise ValueError(f"{path}: unknown config field(s) {unknown}; see crm-train --help")
+    hints = typing.get_type_hints(config_cls)
+    for name, value in data.items():
+        _check_type(path, name, value, hints[name])
     for key, text in (overrides or {}).items():
         name = key.replace("-", "_")
         if name not in known:
             raise ValueError(f"unknown option --{key}; see crm-train --help")
         data[name] = _parse_value(name, text, config_cls)
     return config_cls(**data)
+
+
+def _check_type(path, name: str, value: Any, hint: Any) -> None:
+    """A YAML value of the field's plain type (int, float, bool, str), or ValueError naming file and field."""
+    kinds = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
+    options = [h for h in (typing.get_args(hint) or (hint,)) if h in kinds]
+    if not options or (value is None and type(None) in typing.get_args(hint)):
+        return
+    ok = any(isinstance(value, h) and not (h in (int, float) and isinstance(value, bool)) for h in options)
+    ok = ok or (float in options and isinstance(value, int) and not isinstance(value, bool))
+    if not ok:
+        raise ValueError(f"{path}: {name}: expected {' or '.join(kinds[h] for h in options)}, got {value!r}")
 
 
 HIDDEN_FIELDS = ("crash_after_step",)  # test aids: settable, not shown in --help

@@ -19,6 +19,7 @@ from pathlib import Path
 import polars as pl
 from crm_core.atomic import atomic_file
 from crm_core.data import DataValidationError, load_pairs, rejected_problems, report_rejected, without_nan
+from crm_core.guard import check_output, positive_int
 from crm_core.model import load_crm, pairs_from_frame
 from crm_core.prompts import PromptBudgetError
 
@@ -87,8 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--data", required=True, metavar="FILE.jsonl", help="held-out preference pairs")
     parser.add_argument("--backend", choices=["torch", "onnx"], default="torch", help="scoring backend")
     parser.add_argument("--criteria-ablation", action="store_true", help="also score with all criteria removed")
-    parser.add_argument("--batch-size", type=int, default=16, help="inputs per forward pass (default: %(default)s)")
-    parser.add_argument("--max-rows", type=int, help="evaluate only the first N valid rows")
+    parser.add_argument("--batch-size", type=positive_int, default=16, help="inputs per pass (default: %(default)s)")
+    parser.add_argument("--max-rows", type=positive_int, help="evaluate only the first N valid rows")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random baseline (default: %(default)s)")
     parser.add_argument("--skip-invalid", action="store_true", help="go on without rows that fail validation "
                         "(each is still printed on stderr); without it any rejected row is an error")  # fmt: skip
@@ -99,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.output:  # before the work: the pairs file is never replaced by its own evaluation
+            check_output(args.output, {"--data": args.data, "--model": args.model})
         result = evaluate_file(args.model, args.data, args.backend, args.criteria_ablation, args.batch_size,
                                args.max_rows, args.seed, args.skip_invalid)  # fmt: skip
     except (DataValidationError, FileNotFoundError, PromptBudgetError, ValueError) as error:

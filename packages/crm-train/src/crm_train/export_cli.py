@@ -17,6 +17,7 @@ from dataclasses import asdict
 
 from crm_core.compositional_onnx import export_compositional
 from crm_core.data import DataValidationError, load_pairs
+from crm_core.guard import check_output
 from crm_core.hub import resolve_checkpoint
 from crm_core.model import CRMSpec, Pair, pairs_from_frame
 from crm_core.onnx import export_crm
@@ -70,12 +71,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         samples = pairs_from_file(args.samples, args.n_samples) if args.samples else None
         folder = resolve_checkpoint(args.model)
+        check_output(args.output, {"--model": folder, "--samples": args.samples}, folder=True)
         compositional = CRMSpec.load(folder).kind == "compositional"
         export = export_compositional if compositional else export_crm
         max_diff = args.fp32_max_diff if args.fp32_max_diff is not None else 1e-2 if compositional else 1e-4
         report = export(folder, args.output, quantize=args.quantize, samples=samples, fp32_max_diff=max_diff,
                         int8_min_agreement=args.int8_min_agreement, opset=args.opset)  # fmt: skip
-    except (DataValidationError, FileNotFoundError, ValueError, RuntimeError) as error:
+    except (DataValidationError, FileNotFoundError, FileExistsError, ValueError, RuntimeError) as error:
         print(f"crm-export: {error}", file=sys.stderr)
         return 1
     print(report.summary(), file=sys.stderr)

@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             folder = train_compositional(config)
-        except (DataValidationError, FileNotFoundError, ValueError) as error:
+        except (DataValidationError, FileNotFoundError, FileExistsError, ValueError) as error:
             print(f"crm-train: {error}", file=sys.stderr)
             return 1
         print(json.dumps({"output_dir": config.output_dir, "best": str(folder)}))
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         state = train(config)
-    except (DataValidationError, FileNotFoundError, ValueError) as error:
+    except (DataValidationError, FileNotFoundError, FileExistsError, ValueError) as error:
         print(f"crm-train: {error}", file=sys.stderr)
         return 1
     from accelerate import PartialState

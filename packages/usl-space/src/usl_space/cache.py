@@ -17,6 +17,7 @@ import json
 import os
 import re
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -82,8 +83,21 @@ class ScoreCache:
         self._local = threading.local()
         self._memory = sqlite3.connect(":memory:", check_same_thread=False) if self.path == ":memory:" else None
         self._lock = threading.Lock()
-        with self._connection() as db:
-            db.executescript(SCHEMA)
+        try:
+            with self._connection() as db:
+                db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as error:  # a corrupt file: set aside (never deleted), start an empty cache
+            if self._memory is not None:
+                raise
+            if getattr(self._local, "db", None) is not None:
+                self._local.db.close()
+                self._local.db = None
+            aside = f"{self.path}.corrupt-{int(time.time())}"
+            os.replace(self.path, aside)
+            print(f"usl: score cache {self.path} is unreadable ({error}); moved it to {aside} and started an empty "
+                  "one (scores are recomputed as needed)", file=sys.stderr)  # fmt: skip
+            with self._connection() as db:
+                db.executescript(SCHEMA)
 
     def _connection(self) -> sqlite3.Connection:
         if self._memory is not None:

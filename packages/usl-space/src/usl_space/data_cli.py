@@ -15,6 +15,7 @@ from pathlib import Path
 
 from crm_core.data import ALPACA_EVAL_BASELINE, DataValidationError, open_bench, read_models_file, skipping_invalid
 from crm_core.data.importers import detect_layout
+from crm_core.guard import check_output
 from crm_core.paths import cache_dir
 
 from usl_space.catalog import default_models
@@ -63,6 +64,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     source = Path(args.source) if args.source else cache_dir() / "alpaca_eval"
     models = _models_from_args(args)
+    check_output(args.output, {"--from": source}, folder=True)  # before reading: the source is never replaced
     with skipping_invalid("usl-data build", args.skip_invalid):
         bench = open_bench(source, models=models, baseline=args.baseline)
     if args.name:
@@ -105,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
         "resuming partial downloads and verifying every file (it parses; its instructions are the "
         "baseline's) before it gets its final name. Exit status 1 if any model failed.",
     )
-    add_models(p, "default: the leaderboard's 40 default models")
+    add_models(p, "default: the leaderboard's default models (usl_space/models.csv)")
     p.add_argument(
         "--baseline",
         default=ALPACA_EVAL_BASELINE,
@@ -151,7 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="the outputs to read (default: the pull cache, ~/.cache/usl/alpaca_eval)",
     )
-    p.add_argument("--output", required=True, metavar="DIR", help="the bench folder to write (replaced whole)")
+    p.add_argument("--output", required=True, metavar="DIR", help="the bench folder to write (replaced whole; only "
+                   "a new or empty folder, or one usl-data wrote, is replaced)")  # fmt: skip
     add_models(p, "default: default_models.txt in the folder if any, else every model found")
     p.add_argument(
         "--baseline",
@@ -177,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (DataValidationError, FileNotFoundError, ValueError) as error:
+    except (DataValidationError, FileNotFoundError, FileExistsError, ValueError) as error:
         print(f"usl-data {args.command}: {error}", file=sys.stderr)
         return 2
 

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from crm_core.compositional import CriteriaSide, ResponseSide
 from crm_core.data import Bench
+from crm_core.guard import check_criteria
 from crm_core.model import Pair, Scorer, softmax
 from crm_core.paths import cache_dir
 
@@ -35,22 +36,6 @@ from usl_space.instant import ResponseTable, release_freed_memory, response_side
 from usl_space.ordering import stratified_order
 from usl_space.scheduling import FairLock
 from usl_space.topics import TopicIndex
-
-MAX_CRITERIA_LINES = 12
-MAX_CRITERION_CHARS = 300
-
-
-def check_criteria(lines: Sequence[str], what: str = "criteria") -> list[str]:
-    """Visitor-typed criteria, cleaned; refused with a message when over-long, too many, or not text."""
-    cleaned = [" ".join(line.split()) for line in lines if line and line.strip()]
-    if len(cleaned) > MAX_CRITERIA_LINES:
-        raise ValueError(f"{what}: at most {MAX_CRITERIA_LINES} lines, got {len(cleaned)}")
-    for n, line in enumerate(cleaned, 1):
-        if len(line) > MAX_CRITERION_CHARS:
-            raise ValueError(f"{what} line {n} has {len(line)} characters; at most {MAX_CRITERION_CHARS} characters")
-        if any(not ch.isprintable() for ch in line):
-            raise ValueError(f"{what} line {n}: contains control or binary characters")
-    return cleaned
 
 
 class Engine:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,6 +150,8 @@ class ResponseTable:
                 return cls.load(path, checkpoint, bench_hash)
             except StaleTableError:
                 pass  # another CRM or format at the same name prefix: rebuild below
+            except (OSError, ValueError, KeyError, zipfile.BadZipFile) as error:  # truncated or corrupt: rebuilt
+                print(f"usl: saved response side {path} is unreadable ({error}); building it again", file=sys.stderr)
         table = cls.build(scorer, query, output, checkpoint, bench_hash, progress)
         table.save(path)
         return table

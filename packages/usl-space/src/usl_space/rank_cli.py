@@ -17,9 +17,12 @@ from pathlib import Path
 
 from crm_core.atomic import atomic_file
 from crm_core.data import DataValidationError, skipping_invalid, without_nan
+from crm_core.guard import at_least, check_output, positive_int
 
 from usl_space.board import fewer_answers
 from usl_space.topics import FREE_TEXT_THRESHOLD, TOPICS
+
+MIN_BOOTSTRAP = 100  # fewer resamples give intervals and Rank (UB) that move with the seed
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile", metavar="FILE.json", help="rank with a saved profile (the app's download: "
                         "criteria, dislikes, topics, votes and the weights fitted from them), as the app ranks it; "
                         "instead of --criteria / --dislike / --topic")  # fmt: skip
-    parser.add_argument("--queries", type=int, metavar="N", help="a seeded topic-stratified sample of N queries")
+    parser.add_argument("--queries", type=positive_int, metavar="N",
+                        help="a seeded topic-stratified sample of N queries (N >= 1)")  # fmt: skip
     parser.add_argument("--query-ids", metavar="FILE", help="rank only on these query ids: a file of one id per line "
                         "(blank lines and # comments ignored), e.g. a held-out half")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="seed of the query order and the bootstrap")
@@ -51,8 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--topic-threshold", type=float, default=FREE_TEXT_THRESHOLD, metavar="COSINE",
                         help="similarity a query needs to match --topic-text (default: %(default)s)")  # fmt: skip
     parser.add_argument("--models", nargs="+", metavar="NAME", help="rank only these models (and the baseline)")
-    parser.add_argument("--bootstrap", type=int, default=1000, metavar="N",
-                        help="bootstrap resamples for the 95%% CIs (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--bootstrap", type=at_least(MIN_BOOTSTRAP), default=1000, metavar="N",
+                        help=f"bootstrap resamples for the 95%% CIs, at least {MIN_BOOTSTRAP} "
+                             "(default: %(default)s)")  # fmt: skip
     parser.add_argument("--cache", metavar="FILE", help="score cache (default: $USL_SCORE_CACHE or "
                         "~/.cache/usl/scores.sqlite)")  # fmt: skip
     parser.add_argument("--output", metavar="FILE.json", help="also write the JSON here (atomically)")
@@ -66,6 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     side = None
+    if args.output:  # checked before the work: a ranking is never computed only to be lost, nor written over input
+        try:
+            check_output(args.output, {"--data": args.data, "--query-ids": args.query_ids, "--profile": args.profile,
+                                       "--model": args.model, "--cache": args.cache})  # fmt: skip
+        except ValueError as error:
+            print(f"usl-rank: {error}", file=sys.stderr)
+            return 2
     if args.profile:
         if args.criteria is not None or args.dislike or args.topic:
             print("usl-rank: --profile brings its own criteria, dislikes and topics; drop --criteria, --dislike and "
@@ -122,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     result = board.to_json()
     result["models_ranked"] = len(result["rows"])
+    for model, n in engine.bench.empty_answers().items():
+        print(f"usl-rank: warning: {model} gave {n} empty answer(s); they are ranked as given (judged like any "
+              "other answer)", file=sys.stderr)  # fmt: skip
     for model, n, most in fewer_answers(board.rows):
         print(f"usl-rank: warning: {model} was judged on {n} of {most} queries (missing answers); its win rate "
               "covers fewer queries than the others'", file=sys.stderr)  # fmt: skip

@@ -61,6 +61,11 @@ class Bench:
             .sort("model")
         )
 
+    def empty_answers(self) -> dict[str, int]:
+        """Models with empty or whitespace-only answers -> how many: ranked as given (they lose), and said."""
+        cov = self.coverage().filter(pl.col("empty") > 0)
+        return dict(zip(cov["model"].to_list(), cov["empty"].to_list(), strict=True))
+
     def incomplete_models(self) -> dict[str, int]:
         """Models that miss some queries -> how many they miss."""
         cov = self.coverage().filter(pl.col("missing") > 0)

@@ -95,14 +95,24 @@ def read_instructions(path: str | os.PathLike) -> pl.DataFrame:
     return pl.DataFrame([r for _, r in records], infer_schema_length=None).cast({"idx": pl.Int64})
 
 
+def _all_strings(raw: bytes, key: str) -> bool:
+    """Whether every JSON value of `key` in a JSON-lines text is a string: an unescaped '"key":' occurs only as a
+    key, so counting those followed by a quote is exact (C speed, no parse)."""
+    token = f'"{key}":'.encode()
+    return raw.count(token) == raw.count(token + b'"') + raw.count(token + b' "')
+
+
 def read_combined_outputs(path: Path, models: list[str] | None) -> pl.DataFrame:
     """The combined ``model_outputs.jsonl.gz``: Polars' fast reader first; on any problem, a line-by-line
     pass that names the file, line and field."""
     schema = {"model": pl.String, "idx": pl.Int64, "generator": pl.String, "output": pl.String}
     try:
         raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        # Polars would turn 12345 or ["a"] into text before any check: a model or output that is not a JSON string
+        # sends the file to the line-by-line pass, which names it (Polars refuses a non-integer idx itself)
+        typed = _all_strings(raw, "model") and _all_strings(raw, "output")
         frame = pl.read_ndjson(io.BytesIO(raw), schema=schema)
-        if frame.select(pl.col("model", "idx", "output").null_count()).sum_horizontal().item() == 0:
+        if typed and frame.select(pl.col("model", "idx", "output").null_count()).sum_horizontal().item() == 0:
             if models is not None:
                 frame = frame.filter(pl.col("model").is_in(models))
             return frame.with_columns(pl.col("generator").fill_null(pl.col("model")))
@@ -232,6 +242,11 @@ def load_alpaca_eval_per_model(
     rows = []
     for model in chosen:
         items = read_model_outputs_json(available[model])
+        if not items:  # a model with no answers would vanish from the board without a word
+            invalid_rows(
+                [Problem(str(available[model]), None, None, f"model {model!r} has no answers (an empty list)")]
+            )
+            continue
         rows.extend(responses_by_instruction(model, items, index, str(available[model])))
     responses = pl.DataFrame(
         rows, schema={"idx": pl.Int64, "model": pl.String, "output": pl.String, "generator": pl.String}

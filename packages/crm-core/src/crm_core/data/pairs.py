@@ -19,6 +19,7 @@ import polars as pl
 from crm_core.atomic import atomic_file
 from crm_core.data.errors import DataValidationError, Problem
 from crm_core.data.lines import text_lines
+from crm_core.guard import FILE_CRITERIA_LINES, FILE_CRITERION_CHARS, check_criteria
 
 PREFERENCES = ("model_a", "model_b", "tie")
 ROLES = ("system", "user", "assistant")
@@ -103,6 +104,11 @@ def validate_pair(record: Any, file: str, line: int) -> tuple[dict[str, Any] | N
             bad("criteria", f"expected a list of strings (empty for general preference), got {_describe(criteria)}")
         elif any(not c.strip() for c in criteria):
             bad("criteria", "a criterion is an empty string")
+        else:
+            try:
+                check_criteria(criteria, "criteria", FILE_CRITERIA_LINES, FILE_CRITERION_CHARS)
+            except ValueError as error:
+                bad("criteria", str(error).removeprefix("criteria").strip(": "))
     if "preference" in record and record["preference"] not in PREFERENCES:
         bad("preference", f"expected one of {list(PREFERENCES)}, got {_describe(record['preference'])}")
     for field in PROVENANCE_FIELDS:

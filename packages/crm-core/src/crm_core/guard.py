@@ -1,0 +1,97 @@
+"""Guards every command-line tool runs before it writes: nothing a tool reads is overwritten, no folder it did not
+make is replaced, and nonsense counts are refused by the parser, so a typo costs an error message, never data.
+
+- `check_output(output, inputs)`: the output may not be, contain or sit inside any input (a pairs file written over
+  by its own evaluation, a bench built into its source folder), and must be writable; checked before the work.
+- `check_replaceable(folder)`: crm_core.atomic.atomic_dir replaces a folder whole, so it only replaces a folder that
+  is missing, empty, or one it made itself (it leaves the marker file MARKER in every folder it writes).
+- `positive_int`, `at_least(n)`: argparse types with a message that says what was expected.
+- `check_criteria`: the one rule for criteria text in every tool (typed in the app or usl-rank, or read from a
+  pairs file by crm-eval / crm-train): printable text, bounded length and count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+MARKER = ".usl-folder"  # written by crm_core.atomic.atomic_dir into every folder it makes
+MAX_CRITERIA_LINES, MAX_CRITERION_CHARS = 12, 300  # what a visitor may type (app, usl-rank)
+FILE_CRITERIA_LINES, FILE_CRITERION_CHARS = 32, 1000  # pairs files (Auto-J's rubrics run to 17 lines, 582 characters)
+
+
+def check_criteria(lines, what: str = "criteria", max_lines: int = MAX_CRITERIA_LINES,
+                   max_chars: int = MAX_CRITERION_CHARS) -> list[str]:  # fmt: skip
+    """Criteria, cleaned (blank lines dropped, runs of white space made one space); ValueError when there are more
+    than `max_lines`, one is longer than `max_chars`, or one holds control or binary characters."""
+    cleaned = [" ".join(line.split()) for line in lines if line and line.strip()]
+    if len(cleaned) > max_lines:
+        raise ValueError(f"{what}: at most {max_lines} lines, got {len(cleaned)}")
+    for n, line in enumerate(cleaned, 1):
+        if len(line) > max_chars:
+            raise ValueError(f"{what} line {n} has {len(line)} characters; at most {max_chars} characters")
+        if any(not ch.isprintable() for ch in line):
+            raise ValueError(f"{what} line {n}: contains control or binary characters")
+    return cleaned
+
+
+def _within(inner: Path, outer: Path) -> bool:
+    return inner == outer or outer in inner.parents
+
+
+def check_output(output: str | os.PathLike, inputs: dict[str, str | os.PathLike | None], flag: str = "--output",
+                 folder: bool = False) -> Path:  # fmt: skip
+    """The resolved output path, or ValueError naming the clash: `inputs` maps each input's flag to its path (None
+    for an input not given). `folder`: the output is a folder that will be replaced whole (else a file)."""
+    out = Path(output).expanduser().resolve()
+    for name, given in inputs.items():
+        if given is None:
+            continue
+        source = Path(given).expanduser().resolve()
+        if _within(out, source) or _within(source, out):
+            where = "is" if out == source else ("sits inside" if _within(out, source) else "contains")
+            raise ValueError(f"{flag} {output} {where} {name} {given}: writing there would destroy the input; "
+                             f"choose another {flag}")  # fmt: skip
+    if not folder and out.is_dir():
+        raise ValueError(f"{flag} {output} is a folder; give a file name")
+    if folder and out.exists() and not out.is_dir():
+        raise ValueError(f"{flag} {output} is a file; give a folder")
+    parent = out if folder and out.exists() else out.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not os.access(parent, os.W_OK):
+        raise ValueError(f"{flag} {output}: {parent} is not writable")
+    return out
+
+
+def check_replaceable(folder: str | os.PathLike) -> None:
+    """FileExistsError unless `folder` is missing, empty, or was written by atomic_dir (holds MARKER)."""
+    path = Path(folder)
+    if not path.exists():
+        return
+    if not path.is_dir():
+        raise FileExistsError(f"{path} is a file, not a folder; choose a folder to write")
+    if (path / MARKER).is_file() or not any(path.iterdir()):
+        return
+    raise FileExistsError(f"{path} holds files this tool did not write and would be replaced whole; choose a new or "
+                          "empty folder (or move those files away yourself)")  # fmt: skip
+
+
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= minimum."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+positive_int = at_least(1)

@@ -1,0 +1,158 @@
+"""Nothing lost, nothing silently wrong: a corpus of command-line mistakes, each asserting the exit code, the message
+and that no input file changed (crm_core.guard holds the rules)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import MODELS, REPO, pair, write_jsonl
+from crm_core.atomic import atomic_dir
+from crm_core.data import DataValidationError, open_bench
+from crm_core.guard import MARKER, check_criteria, check_output
+from crm_core.model import CRMSpec
+from crm_train.eval_cli import main as crm_eval
+from crm_train.train_cli import main as crm_train
+from usl_space.cache import ScoreCache
+from usl_space.data_cli import main as usl_data
+from usl_space.rank_cli import main as usl_rank
+
+CRM = REPO / "space" / "models" / "crm-compositional"
+
+
+def snapshot(*roots: Path) -> dict[str, str]:
+    """Every file under `roots` -> its SHA-256: what must not change."""
+    files = [p for root in roots for p in ([root] if root.is_file() else root.rglob("*")) if p.is_file()]
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+
+
+@pytest.mark.parametrize("where", ["same", "parent", "inside"])
+def test_usl_data_build_never_writes_over_its_source(combined_dir, where, capsys):
+    before = snapshot(combined_dir)
+    output = {"same": combined_dir, "parent": combined_dir.parent, "inside": combined_dir / "bench"}[where]
+    assert usl_data(["build", "--from", str(combined_dir), "--output", str(output)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "would destroy the input" in err
+        and {"same": " is ", "parent": "contains", "inside": "sits inside"}[where] in err
+    )
+    assert snapshot(combined_dir) == before
+
+
+def test_usl_data_build_replaces_only_a_folder_it_made(combined_dir, tmp_path, capsys):
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "notes.txt").write_text("precious")
+    base = ["--baseline", next(iter(MODELS))]
+    assert usl_data(["build", "--from", str(combined_dir), "--output", str(other), *base]) == 2
+    assert "holds files this tool did not write" in capsys.readouterr().err
+    assert (other / "notes.txt").read_text() == "precious" and len(list(other.iterdir())) == 1
+    bench = tmp_path / "bench"
+    assert usl_data(["build", "--from", str(combined_dir), "--output", str(bench), *base]) == 0
+    assert (bench / MARKER).is_file()
+    assert usl_data(["build", "--from", str(combined_dir), "--output", str(bench), *base]) == 0  # its own: replaced
+
+
+def test_atomic_dir_refuses_a_file_and_a_foreign_folder_and_keeps_both(tmp_path):
+    target = tmp_path / "x"
+    target.write_text("a file")
+    with pytest.raises(FileExistsError, match="is a file"), atomic_dir(target):
+        pass
+    assert target.read_text() == "a file"
+
+
+def test_crm_eval_and_usl_rank_refuse_an_output_that_is_an_input(tmp_path, capsys):
+    pairs = write_jsonl(tmp_path / "pairs.jsonl", [pair(0), pair(1)])
+    before = snapshot(pairs)
+    assert crm_eval(["--model", str(CRM), "--data", str(pairs), "--output", str(pairs)]) == 1
+    assert "would destroy the input" in capsys.readouterr().err
+    ids = tmp_path / "ids.txt"
+    ids.write_text("1\n2\n")
+    assert usl_rank(["--data", str(tmp_path), "--criteria", "", "--query-ids", str(ids), "--output", str(ids)]) == 2
+    assert "--output" in capsys.readouterr().err and ids.read_text() == "1\n2\n"
+    assert snapshot(pairs) == before
+    (tmp_path / "results").mkdir()
+    assert usl_rank(["--data", str(pairs), "--criteria", "", "--output", str(tmp_path / "results")]) == 2
+    assert "is a folder" in capsys.readouterr().err
+
+
+NONSENSE = [("--queries", "-5", ">= 1"), ("--queries", "0", ">= 1"), ("--bootstrap", "0", ">= 100"),
+            ("--queries", "x", "integer")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("flag", "value", "expected"), NONSENSE)
+def test_usl_rank_refuses_nonsense_counts_in_the_parser(flag, value, expected, capsys):
+    with pytest.raises(SystemExit) as stop:
+        usl_rank(["--data", ".", "--criteria", "", flag, value])
+    assert stop.value.code == 2 and expected in capsys.readouterr().err
+
+
+def test_mistyped_fields_are_named_on_the_fast_path(tmp_path):
+    (tmp_path / "instructions.jsonl").write_text('{"idx": 0, "instruction": "Hi"}\n{"idx": 1, "instruction": "Yo"}\n')
+    base = "gpt4_1106_preview"
+    rows = [{"model": base, "idx": 0, "output": "a"}, {"model": base, "idx": 1, "output": "b"},
+            {"model": "m", "idx": 0, "output": 12345}, {"model": 7, "idx": 1, "output": "c"}]  # fmt: skip
+    with gzip.open(tmp_path / "model_outputs.jsonl.gz", "wt") as handle:
+        handle.write("\n".join(json.dumps(r) for r in rows) + "\n")
+    with pytest.raises(DataValidationError) as caught:
+        open_bench(tmp_path)
+    text = str(caught.value)
+    assert "model_outputs.jsonl.gz:3: output: expected str, got int" in text
+    assert "model_outputs.jsonl.gz:4: model: expected str, got int" in text
+
+
+def test_an_empty_model_file_is_an_error_not_a_vanished_model(per_model_dir):
+    (per_model_dir / "beta" / "model_outputs.json").write_text("[]")
+    with pytest.raises(DataValidationError, match="model 'beta' has no answers"):
+        open_bench(per_model_dir, baseline="base")
+
+
+def test_a_corrupt_score_cache_is_set_aside_and_rebuilt(tmp_path, capsys):
+    path = tmp_path / "scores.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    cache = ScoreCache(path)
+    assert cache.get("c", "x", "b", [(0, "m", "d")]) == {}
+    assert "is unreadable" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir() if ".corrupt-" in p.name]  # kept, not deleted
+    sqlite3.connect(path).execute("SELECT 1")
+
+
+def test_crm_json_errors_name_the_file_and_the_field(tmp_path):
+    folder = tmp_path / "crm"
+    folder.mkdir()
+    (folder / "crm.json").write_text('{"style": "segments", "max_len')
+    with pytest.raises(ValueError, match=r"crm\.json: not valid JSON"):
+        CRMSpec.load(folder)
+    (folder / "crm.json").write_text('{"objective": "pointwise"}')
+    with pytest.raises(ValueError, match=r"crm\.json: missing field\(s\) \['style', 'max_length'\]"):
+        CRMSpec.load(folder)
+
+
+def test_training_yaml_mistakes_are_named(tmp_path, capsys):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("kind: compositional\nquality_epochs: [1\n")
+    assert crm_train(["--config", str(broken), "--print-config"]) == 2
+    assert f"{broken}:3: not valid YAML" in capsys.readouterr().err
+    mistyped = tmp_path / "mistyped.yaml"
+    mistyped.write_text("kind: compositional\nquality_epochs: ten\n")
+    assert crm_train(["--config", str(mistyped), "--print-config"]) == 2
+    assert "quality_epochs: expected an integer, got 'ten'" in capsys.readouterr().err
+
+
+def test_one_criteria_rule_for_every_tool(tmp_path, capsys):
+    with pytest.raises(ValueError, match="control or binary"):
+        check_criteria(["fine", "bad\x07bell"])
+    long_pair = pair(0, criteria=["x" * 10_000])
+    pairs = write_jsonl(tmp_path / "pairs.jsonl", [long_pair, pair(1)])
+    assert crm_eval(["--model", str(CRM), "--data", str(pairs)]) == 1
+    assert "criteria: line 1 has 10000 characters" in capsys.readouterr().err
+
+
+def test_check_output_allows_a_fresh_file_beside_the_inputs(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    assert check_output(tmp_path / "out.json", {"--data": data}) == (tmp_path / "out.json").resolve()
