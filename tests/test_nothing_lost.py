@@ -156,3 +156,26 @@ def test_check_output_allows_a_fresh_file_beside_the_inputs(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     assert check_output(tmp_path / "out.json", {"--data": data}) == (tmp_path / "out.json").resolve()
+
+
+def test_unreadable_inputs_are_one_line_errors_naming_the_file(combined_dir, tmp_path, capsys):
+    before = snapshot(combined_dir)
+    bench = tmp_path / "bench"
+    assert usl_data(["build", "--from", str(combined_dir), "--output", str(bench), "--baseline", "base"]) == 0
+    data = (bench / "responses.parquet").read_bytes()
+    (bench / "responses.parquet").write_bytes(data[: len(data) // 2])  # an interrupted copy
+    assert usl_rank(["--data", str(bench), "--criteria", ""]) == 2
+    assert f"{bench / 'responses.parquet'}: unreadable" in capsys.readouterr().err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "instructions.jsonl").write_text("")
+    (empty / "model_outputs.jsonl.gz").write_bytes((combined_dir / "model_outputs.jsonl.gz").read_bytes())
+    assert usl_data(["info", str(empty)]) == 2
+    assert "instructions.jsonl: no instructions (the file is empty)" in capsys.readouterr().err
+    assert snapshot(combined_dir) == before
+
+
+def test_the_per_model_layout_accepts_a_bom_like_the_combined_one(per_model_dir):
+    path = per_model_dir / "beta" / "model_outputs.json"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert "beta" in open_bench(per_model_dir, baseline="base").models

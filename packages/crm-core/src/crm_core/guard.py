@@ -95,3 +95,19 @@ def at_least(minimum: int) -> Callable[[str], int]:
 
 
 positive_int = at_least(1)
+
+
+def expected_error(prog: str, error: BaseException) -> str | None:
+    """The one-line message for an error a user can cause (bad file, bad path, bad value), or None for a bug
+    (which should stay a traceback). Every CLI's main turns the former into `prog: message` and exit status 2."""
+    import polars as pl
+
+    from crm_core.data.errors import DataValidationError
+
+    if isinstance(error, DataValidationError | ValueError | FileExistsError | FileNotFoundError):
+        return f"{prog}: {error}"
+    if isinstance(error, IsADirectoryError | NotADirectoryError | PermissionError):
+        return f"{prog}: {error.filename}: {error.strerror.lower() if error.strerror else error}"
+    if isinstance(error, pl.exceptions.PolarsError):
+        return f"{prog}: a data file could not be read ({str(error).splitlines()[0]}); is it complete?"
+    return None

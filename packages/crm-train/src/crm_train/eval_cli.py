@@ -18,8 +18,8 @@ from pathlib import Path
 
 import polars as pl
 from crm_core.atomic import atomic_file
-from crm_core.data import DataValidationError, load_pairs, rejected_problems, report_rejected, without_nan
-from crm_core.guard import check_output, positive_int
+from crm_core.data import load_pairs, rejected_problems, report_rejected, without_nan
+from crm_core.guard import check_output, expected_error, positive_int
 from crm_core.model import load_crm, pairs_from_frame
 from crm_core.prompts import PromptBudgetError
 
@@ -104,8 +104,14 @@ def main(argv: list[str] | None = None) -> int:
             check_output(args.output, {"--data": args.data, "--model": args.model})
         result = evaluate_file(args.model, args.data, args.backend, args.criteria_ablation, args.batch_size,
                                args.max_rows, args.seed, args.skip_invalid)  # fmt: skip
-    except (DataValidationError, FileNotFoundError, PromptBudgetError, ValueError) as error:
+    except PromptBudgetError as error:
         print(f"crm-eval: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:
+        message = expected_error("crm-eval", error)
+        if message is None:
+            raise
+        print(message, file=sys.stderr)
         return 1
     text = json.dumps(without_nan(result), indent=2, allow_nan=False)  # NaN is not JSON: null instead
     if args.output:

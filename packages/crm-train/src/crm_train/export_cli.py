@@ -16,8 +16,8 @@ import sys
 from dataclasses import asdict
 
 from crm_core.compositional_onnx import export_compositional
-from crm_core.data import DataValidationError, load_pairs
-from crm_core.guard import check_output
+from crm_core.data import load_pairs
+from crm_core.guard import check_output, expected_error
 from crm_core.hub import resolve_checkpoint
 from crm_core.model import CRMSpec, Pair, pairs_from_frame
 from crm_core.onnx import export_crm
@@ -77,8 +77,14 @@ def main(argv: list[str] | None = None) -> int:
         max_diff = args.fp32_max_diff if args.fp32_max_diff is not None else 1e-2 if compositional else 1e-4
         report = export(folder, args.output, quantize=args.quantize, samples=samples, fp32_max_diff=max_diff,
                         int8_min_agreement=args.int8_min_agreement, opset=args.opset)  # fmt: skip
-    except (DataValidationError, FileNotFoundError, FileExistsError, ValueError, RuntimeError) as error:
+    except RuntimeError as error:  # a parity gate that refused the export
         print(f"crm-export: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:
+        message = expected_error("crm-export", error)
+        if message is None:
+            raise
+        print(message, file=sys.stderr)
         return 1
     print(report.summary(), file=sys.stderr)
     print(json.dumps({**asdict(report), "output": args.output}))

@@ -13,9 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-from crm_core.data import ALPACA_EVAL_BASELINE, DataValidationError, open_bench, read_models_file, skipping_invalid
+from crm_core.data import ALPACA_EVAL_BASELINE, open_bench, read_models_file, skipping_invalid
 from crm_core.data.importers import detect_layout
-from crm_core.guard import check_output
+from crm_core.guard import check_output, expected_error
 from crm_core.paths import cache_dir
 
 from usl_space.catalog import default_models
@@ -180,8 +180,11 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (DataValidationError, FileNotFoundError, FileExistsError, ValueError) as error:
-        print(f"usl-data {args.command}: {error}", file=sys.stderr)
+    except Exception as error:
+        message = expected_error(f"usl-data {args.command}", error)
+        if message is None:
+            raise
+        print(message, file=sys.stderr)
         return 2
 
 

@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 from crm_core.atomic import atomic_file
-from crm_core.data import DataValidationError, skipping_invalid, without_nan
-from crm_core.guard import at_least, check_output, positive_int
+from crm_core.data import skipping_invalid, without_nan
+from crm_core.guard import at_least, check_output, expected_error, positive_int
 
 from usl_space.board import fewer_answers
 from usl_space.topics import FREE_TEXT_THRESHOLD, TOPICS
@@ -129,8 +129,11 @@ def main(argv: list[str] | None = None) -> int:
                                        bootstrap=args.bootstrap, side=side):  # fmt: skip
                 bar.update(board.n_queries - bar.n)
             bar.close()
-    except (ValueError, FileNotFoundError, DataValidationError) as error:
-        print(f"usl-rank: {error}", file=sys.stderr)
+    except Exception as error:
+        message = expected_error("usl-rank", error)
+        if message is None:
+            raise
+        print(message, file=sys.stderr)
         return 2
     result = board.to_json()
     result["models_ranked"] = len(result["rows"])

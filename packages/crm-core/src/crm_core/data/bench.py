@@ -128,8 +128,8 @@ class Bench:
             manifest["name"],
             manifest["source"],
             manifest["baseline"],
-            pl.read_parquet(directory / "queries.parquet"),
-            pl.read_parquet(directory / "responses.parquet"),
+            _read_parquet(directory / "queries.parquet"),
+            _read_parquet(directory / "responses.parquet"),
         )
         if bench.content_hash() != manifest["content_hash"]:
             raise DataValidationError(
@@ -143,6 +143,15 @@ class Bench:
                 ]
             )
         return bench
+
+
+def _read_parquet(path: Path) -> pl.DataFrame:
+    """A bench table; a truncated or corrupt file is named (rebuild the bench with usl-data build)."""
+    try:
+        return pl.read_parquet(path)
+    except (pl.exceptions.PolarsError, OSError) as error:
+        message = f"unreadable ({str(error).splitlines()[0]}); build the bench again with usl-data build"
+        raise DataValidationError([Problem(str(path), None, None, message)]) from None
 
 
 def make_bench(name: str, source: str, baseline: str, queries: pl.DataFrame, responses: pl.DataFrame) -> Bench:

@@ -92,6 +92,8 @@ def read_instructions(path: str | os.PathLike) -> pl.DataFrame:
     """``instructions.jsonl``: ``{idx, instruction, ...}`` -> queries frame (extra fields kept as columns)."""
     path = Path(path)
     records = read_jsonl_checked(_read_text_lines(path), str(path), {"idx": int, "instruction": str})
+    if not records:
+        raise DataValidationError([Problem(str(path), None, None, "no instructions (the file is empty)")])
     return pl.DataFrame([r for _, r in records], infer_schema_length=None).cast({"idx": pl.Int64})
 
 
@@ -162,7 +164,7 @@ def read_model_outputs_json(path: str | os.PathLike) -> list[dict]:
     """One model's AlpacaEval ``model_outputs.json``: a JSON array of ``{instruction, output, generator}``."""
     path = Path(path)
     try:
-        items = json.loads(path.read_text(encoding="utf-8"))
+        items = json.loads(path.read_text(encoding="utf-8-sig"))  # a BOM is accepted, as in every other reader
     except json.JSONDecodeError as error:
         raise DataValidationError(
             [Problem(str(path), error.lineno, None, f"malformed JSON: {error.msg} at column {error.colno}")]
