@@ -179,3 +179,25 @@ def test_the_per_model_layout_accepts_a_bom_like_the_combined_one(per_model_dir)
     path = per_model_dir / "beta" / "model_outputs.json"
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
     assert "beta" in open_bench(per_model_dir, baseline="base").models
+
+
+def test_two_pulls_into_one_cache_do_not_trip_over_each_other(per_model_dir, tmp_path):
+    """Each model's folder is locked while its file is fetched: the second pull waits, then finds it cached."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from usl_space.pull import pull
+
+    cache = tmp_path / "cache"
+
+    def one(_):
+        return pull(["alpha", "beta"], cache, "base", local_source=per_model_dir, expect_queries=6, progress=False)
+
+    with ThreadPoolExecutor(2) as pool:
+        reports = list(pool.map(one, range(2)))
+    assert not any(r.failed for r in reports)
+    assert sum(len(r.downloaded) for r in reports) + sum(len(r.cached) for r in reports) == 6
+    assert not list(cache.rglob("*.part"))
+    for model in ("base", "alpha", "beta"):  # each file whole: the source's bytes
+        assert (cache / model / "model_outputs.json").read_bytes() == (
+            per_model_dir / model / "model_outputs.json"
+        ).read_bytes()

@@ -7,6 +7,7 @@ interruption); only a file that parses and whose instructions match the bench's 
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -15,6 +16,7 @@ import shutil
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -163,31 +165,19 @@ def pull(
     reference: set[str] | None = None
     for model in tqdm(order, desc="models", unit="model", disable=not progress):
         final = cache_dir / model / OUTPUTS_NAME
-        part = final.with_name(OUTPUTS_NAME + ".part")
+        final.parent.mkdir(parents=True, exist_ok=True)
         try:
-            if final.exists():
-                try:
-                    found, missing = verify_outputs(final, reference, expect_queries)
-                    report.cached.append(model)
-                except DataValidationError:
-                    final.unlink()  # a cached file that no longer verifies is fetched again
-            if not final.exists():
-                final.parent.mkdir(parents=True, exist_ok=True)
-                if local_source is None:
-                    _fetch_with_retries(
-                        f"{base_url.rstrip('/')}/{model}/{OUTPUTS_NAME}", part, retries, timeout, progress
-                    )
-                elif combined is not None:
-                    combined.export(model, part)
-                else:
-                    shutil.copyfile(local_source / model / OUTPUTS_NAME, part)
-                try:
-                    found, missing = verify_outputs(part, reference, expect_queries)
-                except DataValidationError:
-                    part.unlink()  # corrupt or foreign content: do not resume from it next time
-                    raise
-                os.replace(part, final)  # same folder: the verified file appears whole or not at all
-                report.downloaded.append(model)
+            with _model_lock(final.parent):  # a second pull into this cache waits, then finds the file cached
+                if final.exists():
+                    try:
+                        found, missing = verify_outputs(final, reference, expect_queries)
+                        report.cached.append(model)
+                    except DataValidationError:
+                        final.unlink()  # a cached file that no longer verifies is fetched again
+                if not final.exists():
+                    found, missing = _bring(model, final, local_source, combined, base_url, retries, timeout,
+                                            progress, reference, expect_queries)  # fmt: skip
+                    report.downloaded.append(model)
         except (DataValidationError, RuntimeError, FileNotFoundError, ValueError) as error:
             report.failed[model] = str(error)
             if model == baseline:  # without the baseline there is no reference to verify the others against
@@ -200,3 +190,39 @@ def pull(
         if missing:
             report.missing_queries[model] = missing
     return report
+
+
+def _bring(model, final: Path, local_source, combined, base_url, retries, timeout, progress, reference,
+           expect_queries) -> tuple:  # fmt: skip
+    """Fetch or copy one model's outputs to `final` through a verified .part file (resumed after an interruption)."""
+    part = final.with_name(OUTPUTS_NAME + ".part")
+    if local_source is None:
+        _fetch_with_retries(f"{base_url.rstrip('/')}/{model}/{OUTPUTS_NAME}", part, retries, timeout, progress)
+    elif combined is not None:
+        combined.export(model, part)
+    else:
+        shutil.copyfile(local_source / model / OUTPUTS_NAME, part)
+    try:
+        found, missing = verify_outputs(part, reference, expect_queries)
+    except DataValidationError:
+        part.unlink()  # corrupt or foreign content: do not resume from it next time
+        raise
+    os.replace(part, final)  # same folder: the verified file appears whole or not at all
+    return found, missing
+
+
+@contextlib.contextmanager
+def _model_lock(folder: Path) -> Iterator[None]:
+    """An exclusive lock on one model's cache folder itself (POSIX flock on the folder: no lock file is left),
+    held while its file is checked, fetched and verified; no lock where fcntl is absent."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock

@@ -25,6 +25,7 @@ PREFERENCES = ("model_a", "model_b", "tie")
 ROLES = ("system", "user", "assistant")
 PROVENANCE_FIELDS = ("source", "label_source", "criteria_source")
 REQUIRED_FIELDS = ("prompt", "model_a", "model_b", "criteria", "preference")
+MAX_MESSAGE_CHARS = 200_000  # one message; the longest in the shared preference sets is far shorter
 
 MESSAGE = pl.Struct({"role": pl.String, "content": pl.String})
 PAIR_SCHEMA: dict[str, pl.DataType] = {
@@ -66,6 +67,10 @@ def _check_conversation(value: Any, field: str) -> list[str]:
         return [f"conversation must end with the assistant's response, but its last role is {value[-1]['role']!r}"]
     if not value[-1]["content"].strip():
         return ["empty response: the last assistant message has no text"]
+    too_long = [i for i, m in enumerate(value) if len(m["content"]) > MAX_MESSAGE_CHARS]
+    if too_long:
+        return [f"message {too_long[0]} has {len(value[too_long[0]]['content'])} characters; at most "
+                f"{MAX_MESSAGE_CHARS} (a judge reads far less; a longer text is a mistake, not an answer)"]  # fmt: skip
     return []
 
 
