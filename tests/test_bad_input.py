@@ -99,7 +99,7 @@ def test_a_model_with_missing_answers_is_flagged_by_usl_rank_and_in_the_rows(per
     from usl_space.rank_cli import main as usl_rank
 
     args = ["--data", str(per_model_dir), "--baseline", "base", "--criteria", "", "--model", str(CRM),
-            "--cache", str(tmp_path / "scores.sqlite"), "--quiet", "--bootstrap", "50"]  # fmt: skip
+            "--cache", str(tmp_path / "scores.sqlite"), "--quiet", "--bootstrap", "100"]  # fmt: skip
     assert usl_rank(args) == 0
     out = capsys.readouterr()
     rows = {row["model"]: row for row in json.loads(out.out)["rows"]}
@@ -130,7 +130,7 @@ def test_usl_data_build_and_usl_rank_name_bad_bench_rows_and_skip_them_only_when
     assert f"usl-data build: {path}:3: output: expected str, got int" in err and "skipped 2 invalid row(s)" in err
     assert (tmp_path / "bench" / "manifest.json").is_file()
     rank = ["--data", str(combined_dir), "--baseline", "base", "--criteria", "", "--model", str(CRM),
-            "--cache", str(tmp_path / "scores.sqlite"), "--quiet", "--bootstrap", "50"]  # fmt: skip
+            "--cache", str(tmp_path / "scores.sqlite"), "--quiet", "--bootstrap", "100"]  # fmt: skip
     assert usl_rank(rank) == 2
     assert f"{path}:3: output: expected str, got int" in capsys.readouterr().err
     assert usl_rank([*rank, "--skip-invalid"]) == 0

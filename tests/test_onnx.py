@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 from conftest import make_tiny_qwen_crm, real_pairs
+from crm_core.guard import MARKER
 from crm_core.model import load_crm
 from crm_core.onnx import SAMPLE_PAIRS, export_crm
 from crm_train.export_cli import main as crm_export
@@ -74,9 +75,10 @@ def test_a_failing_export_writes_nothing(minilm_crm, tmp_path, capsys):
     target = tmp_path / "out"
     target.mkdir()
     (target / "keep.txt").write_text("previous export")
+    (target / MARKER).write_text("")  # a folder an export wrote before: one it may replace
     with pytest.raises(RuntimeError, match="refusing to write"):
         export_crm(minilm_crm, target, fp32_max_diff=0.0)
-    assert [p.name for p in target.iterdir()] == ["keep.txt"]
+    assert sorted(p.name for p in target.iterdir()) == sorted([MARKER, "keep.txt"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     assert crm_export(["--model", str(minilm_crm), "--output", str(tmp_path / "new"), "--fp32-max-diff", "0"]) == 1
     assert "refusing to write" in capsys.readouterr().err and not (tmp_path / "new").exists()

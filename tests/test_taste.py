@@ -78,7 +78,7 @@ def test_usl_rank_with_a_profile_ranks_as_its_votes_say(per_model_dir, tmp_path,
     from usl_space.rank_cli import main as usl_rank
 
     common = ["--data", str(per_model_dir), "--baseline", "base", "--model", str(CRM), "--cache",
-              str(tmp_path / "scores.sqlite"), "--quiet", "--bootstrap", "50"]  # fmt: skip
+              str(tmp_path / "scores.sqlite"), "--quiet", "--bootstrap", "100"]  # fmt: skip
     assert usl_rank([*common, "--criteria", "Be brief."]) == 0
     plain = json.loads(capsys.readouterr().out)
     rate = {row["model"]: row["win_rate"] for row in plain["rows"]}

@@ -221,10 +221,14 @@ def load_config(path: str | os.PathLike | None, overrides: dict[str, str] | None
 
 
 def _check_type(path, name: str, value: Any, hint: Any) -> None:
-    """A YAML value of the field's plain type (int, float, bool, str), or ValueError naming file and field."""
+    """A YAML value of the field's plain type (int, float, bool, str, or an optional one), or ValueError naming file
+    and field; list[str], Literal[...] and other shapes are checked where they are used."""
     kinds = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
-    options = [h for h in (typing.get_args(hint) or (hint,)) if h in kinds]
-    if not options or (value is None and type(None) in typing.get_args(hint)):
+    origin = typing.get_origin(hint)
+    if origin is not None and origin not in (typing.Union, types.UnionType):
+        return
+    options = [h for h in (typing.get_args(hint) or (hint,)) if h is not type(None)]
+    if any(h not in kinds for h in options) or (value is None and type(None) in typing.get_args(hint)):
         return
     ok = any(isinstance(value, h) and not (h in (int, float) and isinstance(value, bool)) for h in options)
     ok = ok or (float in options and isinstance(value, int) and not isinstance(value, bool))
