@@ -1,15 +1,28 @@
-"""Hugging Face Space entry point: the USL app on the shipped CRM (space/models/crm-compositional).
+"""Hugging Face Space entry point: the USL app on the CRM shipped beside this file (models/crm-compositional).
 
-On first start it downloads the public AlpacaEval responses of the default models (progress in the logs);
-set USL_DATA to a bench or AlpacaEval-style folder to run offline.
+The model is found next to app.py (a Space's root), else at $USL_MODEL; on first start the app downloads the
+public AlpacaEval responses of the default models (progress in the logs). Set USL_DATA to a bench or
+AlpacaEval-style folder to run offline.
 """
 
 import os
+from pathlib import Path
 
 from usl_space.app import main
 
+HERE = Path(__file__).resolve().parent
+
+
+def arguments(environ=os.environ) -> list[str]:
+    """usl-space's arguments for this Space: host and port, the model beside app.py, the data when given."""
+    args = ["--host", environ.get("USL_HOST", "0.0.0.0"), "--port", environ.get("PORT", "7860")]
+    model = environ.get("USL_MODEL") or HERE / "models" / "crm-compositional"
+    if Path(model).is_dir():
+        args += ["--model", str(model)]
+    if environ.get("USL_DATA"):
+        args += ["--data", environ["USL_DATA"]]
+    return args
+
+
 if __name__ == "__main__":
-    args = ["--host", "0.0.0.0", "--port", os.environ.get("PORT", "7860")]
-    if os.environ.get("USL_DATA"):
-        args += ["--data", os.environ["USL_DATA"]]
-    raise SystemExit(main(args))
+    raise SystemExit(main(arguments()))
