@@ -128,3 +128,17 @@ def push_checkpoint(
         api.upload_folder(folder_path=str(stage), repo_id=repo_id, repo_type="model",
                           commit_message=f"Upload CRM ({spec.style} v{spec.prompt_format_version})")  # fmt: skip
     return f"https://huggingface.co/{repo_id}"
+
+
+class DryRunApi:
+    """Stands in for HfApi: prints what would be created and uploaded (crm-push and usl-data publish-sides)."""
+
+    def create_repo(self, repo_id: str, **kwargs) -> None:
+        kind = kwargs.get("repo_type") or "model"
+        print(f"would create (or reuse) {kind} repo {repo_id} (private={kwargs.get('private')})")
+
+    def upload_folder(self, folder_path: str, repo_id: str, **kwargs) -> None:
+        for path in sorted(Path(folder_path).rglob("*")):
+            if path.is_file():
+                print(f"would upload {path.relative_to(folder_path)} ({path.stat().st_size:,} bytes)")
+        print("--- card ---\n" + (Path(folder_path) / "README.md").read_text(encoding="utf-8"))

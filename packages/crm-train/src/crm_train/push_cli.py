@@ -10,22 +10,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from crm_core.hub import push_checkpoint
-
-
-class DryRunApi:
-    """Stands in for HfApi: prints what would be created and uploaded."""
-
-    def create_repo(self, repo_id: str, **kwargs) -> None:
-        print(f"would create (or reuse) model repo {repo_id} (private={kwargs.get('private')})")
-
-    def upload_folder(self, folder_path: str, repo_id: str, **kwargs) -> None:
-        for path in sorted(Path(folder_path).rglob("*")):
-            if path.is_file():
-                print(f"would upload {path.relative_to(folder_path)} ({path.stat().st_size:,} bytes)")
-        print("--- model card ---\n" + (Path(folder_path) / "README.md").read_text(encoding="utf-8"))
+from crm_core.hub import DryRunApi, push_checkpoint
 
 
 def main(argv: list[str] | None = None) -> int:

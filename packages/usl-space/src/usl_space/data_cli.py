@@ -3,6 +3,8 @@
 usl-data pull   download AlpacaEval model outputs (or copy them from a local folder) into a cache
 usl-data build  turn pulled or local outputs into a bench folder (Parquet + manifest)
 usl-data info   summarise any bench-like folder: queries, models, coverage, baseline
+usl-data sides  precompute a bench's response side into a content-keyed store (the Space loads it at start)
+usl-data publish-sides  upload such a store to a Hub dataset repo (dry-run available)
 """
 
 from __future__ import annotations
@@ -72,6 +74,37 @@ def _cmd_build(args: argparse.Namespace) -> int:
     bench.save(args.output)
     summary = {**_summary(bench), "output": str(args.output), "seconds": round(time.perf_counter() - started, 2)}
     print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _cmd_sides(args: argparse.Namespace) -> int:
+    """The response side of a bench's every response, into a content-keyed store (usl_space.response_store)."""
+    from usl_space.loading import open_data, open_scorer
+    from usl_space.response_store import ResponseStore
+
+    started = time.perf_counter()
+    check_output(args.output, {"--data": args.data, "--model": args.model}, folder=True)
+    scorer = open_scorer(args.model, "auto")
+    if not getattr(scorer.spec, "instant", False):
+        raise ValueError("usl-data sides needs a compositional CRM (its response side does not depend on criteria)")
+    bench = open_data(args.data)
+    query = dict(zip(bench.queries["idx"].to_list(), bench.queries["instruction"].to_list(), strict=True))
+    keys = zip(bench.responses["idx"].to_list(), bench.responses["model"].to_list(), strict=True)
+    outputs = dict(zip(keys, bench.responses["output"].to_list(), strict=True))
+    store = ResponseStore(args.output)
+    _, computed = store.side(scorer, query, outputs, outputs, progress=not args.quiet)
+    print(json.dumps({"output": str(args.output), "responses": len(outputs), "computed": computed,
+                      "stored": len(store), "seconds": round(time.perf_counter() - started, 1)}, indent=2))  # fmt: skip
+    return 0
+
+
+def _cmd_publish_sides(args: argparse.Namespace) -> int:
+    from crm_core.hub import DryRunApi
+
+    from usl_space.response_store import publish
+
+    url = publish(args.store, args.repo_id, DryRunApi() if args.dry_run else None, args.private)
+    print(url if not args.dry_run else f"dry run: nothing sent to {url}")
     return 0
 
 
@@ -164,6 +197,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--skip-invalid", action="store_true", help="go on without rows that fail validation (each is "
                    "still reported on stderr as file:line: field: ...); by default any stops the build")  # fmt: skip
     p.set_defaults(func=_cmd_build)
+
+    p = sub.add_parser(
+        "sides",
+        help="precompute a bench's response side into a content-keyed store (what the Space loads at start)",
+        description="Compute every response's criteria-free side with a compositional CRM into STORE "
+        "(part-*.npz shards keyed by content; rows already there are reused). Publish it with publish-sides; "
+        "the Space reads it through USL_RESPONSE_STORE.",
+    )
+    p.add_argument("--data", required=True, metavar="DIR", help="a bench or AlpacaEval-style folder (as usl-rank)")
+    p.add_argument("--model", metavar="DIR", help="the compositional CRM (default: the shipped one)")
+    p.add_argument("--output", required=True, metavar="STORE", help="the store folder (created or added to)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_cmd_sides)
+
+    p = sub.add_parser(
+        "publish-sides",
+        help="upload a response store to a Hub dataset repo (CC BY-NC, as AlpacaEval's outputs)",
+        description="Upload STORE's shards with a dataset card to the Hub dataset ORG/NAME. The token comes from "
+        "$HF_TOKEN or the saved login; --dry-run lists what would be sent, with no network.",
+    )
+    p.add_argument("--store", required=True, metavar="STORE", help="the store folder (usl-data sides)")
+    p.add_argument("--repo-id", required=True, metavar="ORG/NAME", help="the Hub dataset repo")
+    p.add_argument("--private", action="store_true", help="create the repo as private")
+    p.add_argument("--dry-run", action="store_true", help="show what would be uploaded; no network")
+    p.set_defaults(func=_cmd_publish_sides)
 
     p = sub.add_parser(
         "info",

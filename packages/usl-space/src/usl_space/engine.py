@@ -34,6 +34,7 @@ from usl_space.board import Leaderboard, board_rows, gated_matrices, rounded
 from usl_space.cache import ScoreCache, checkpoint_id, normalise_criteria, text_digest
 from usl_space.instant import ResponseTable, release_freed_memory, response_side_of
 from usl_space.ordering import stratified_order
+from usl_space.response_store import default_store
 from usl_space.scheduling import FairLock
 from usl_space.topics import TopicIndex
 
@@ -86,7 +87,7 @@ class Engine:
                 models = set(self.bench.models)  # a property that queries the frame: once, not once per answer
                 base = {k: v for k, v in self.output.items() if k[1] in models}
                 self._table = ResponseTable.open(folder, self.scorer, self.query, base, self.scorer.response_side_id,
-                                                 self.bench.content_hash(), progress)  # fmt: skip
+                                                 self.bench.content_hash(), progress, default_store(home))  # fmt: skip
                 extra = {k: v for k, v in self.output.items() if k[1] not in models}
                 if extra:
                     self._table = self._table.extended(self.scorer, self.query, extra, self.output)

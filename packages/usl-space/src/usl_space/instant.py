@@ -94,10 +94,16 @@ class ResponseTable:
     # -- building, saving, loading ------------------------------------------------------------------------------
     @classmethod
     def build(cls, scorer: CompositionalScorer, query: dict[int, str], output: dict[tuple[int, str], str],
-              checkpoint: str, bench_hash: str, progress: bool = False) -> ResponseTable:  # fmt: skip
+              checkpoint: str, bench_hash: str, progress: bool = False, store=None) -> ResponseTable:  # fmt: skip
+        """`store` (usl_space.response_store): rows it holds are reused, the rest computed and added to it."""
         started = time.perf_counter()
         keys = sorted(output)
-        side = response_side_of(scorer, query, output, output, progress)
+        if store is not None:
+            side, computed = store.side(scorer, query, output, output, progress)
+            print(f"usl: response side: {len(keys) - computed} of {len(keys)} responses from the response store, "
+                  f"{computed} computed", file=sys.stderr)  # fmt: skip
+        else:
+            side = response_side_of(scorer, query, output, output, progress)
         release_freed_memory()
         return cls(np.array([i for i, _ in keys], dtype=np.int64), [m for _, m in keys], side, checkpoint,
                    bench_hash, time.perf_counter() - started)  # fmt: skip
@@ -142,7 +148,7 @@ class ResponseTable:
     @classmethod
     def open(cls, folder: str | os.PathLike, scorer: CompositionalScorer, query: dict[int, str],
              output: dict[tuple[int, str], str], checkpoint: str, bench_hash: str,
-             progress: bool = False) -> ResponseTable:  # fmt: skip
+             progress: bool = False, store=None) -> ResponseTable:  # fmt: skip
         """Load the saved table for this CRM and bench, or build and save it. A stale file is replaced."""
         path = Path(folder) / f"{checkpoint[:16]}-{bench_hash[:16]}.npz"
         if path.is_file():
@@ -152,6 +158,6 @@ class ResponseTable:
                 pass  # another CRM or format at the same name prefix: rebuild below
             except (OSError, ValueError, KeyError, zipfile.BadZipFile) as error:  # truncated or corrupt: rebuilt
                 print(f"usl: saved response side {path} is unreadable ({error}); building it again", file=sys.stderr)
-        table = cls.build(scorer, query, output, checkpoint, bench_hash, progress)
+        table = cls.build(scorer, query, output, checkpoint, bench_hash, progress, store)
         table.save(path)
         return table

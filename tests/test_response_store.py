@@ -1,0 +1,72 @@
+"""The content-keyed response store: rows are reused across benches, a published store is read first, and adding
+one model computes only its answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import random_compositional_crm
+from crm_core.model import load_crm
+from usl_space.instant import response_side_of
+from usl_space.response_store import ResponseStore, publish
+
+
+@pytest.fixture(scope="module")
+def crm(tmp_path_factory):
+    return load_crm(random_compositional_crm(tmp_path_factory.mktemp("store")))
+
+
+def bench(models: list[str]) -> tuple[dict, dict]:
+    query = {i: f"How do I fix a {t}?" for i, t in enumerate(("tap", "bike", "door"))}
+    outputs = {(i, m): f"{m} says: fix the {q.split()[-1]} {'carefully ' * (n + 1)}" for i, q in query.items()
+               for n, m in enumerate(models)}  # fmt: skip
+    return query, outputs
+
+
+def test_rows_are_reused_and_one_more_model_computes_only_its_answers(crm, tmp_path):
+    crm.reference_models = ["gpt4_1106_preview"]
+    query, outputs = bench(["gpt4_1106_preview", "alpha", "beta"])
+    store = ResponseStore(tmp_path / "store")
+    side, computed = store.side(crm, query, outputs, outputs)
+    assert computed == 9 and len(store) == 9
+    direct = response_side_of(crm, query, outputs, outputs)  # batches differ: float noise only
+    assert np.allclose(side.quality, direct.quality, atol=1e-3) and np.allclose(side.z, direct.z)
+    query, more = bench(["gpt4_1106_preview", "alpha", "beta", "gamma"])
+    again, computed = ResponseStore(tmp_path / "store").side(crm, query, more, more)  # a new process: from disk
+    assert computed == 3  # gamma's three answers
+    assert np.allclose(again.quality, response_side_of(crm, query, more, more).quality, atol=1e-3)
+
+
+def test_a_published_store_is_read_first_and_the_local_one_gets_only_what_is_missing(crm, tmp_path):
+    crm.reference_models = []
+    query, outputs = bench(["base", "alpha"])
+    ResponseStore(tmp_path / "published").side(crm, query, outputs, outputs)
+    _, more = bench(["base", "alpha", "beta"])
+    local = ResponseStore(tmp_path / "local", readonly=[tmp_path / "published"])
+    _, computed = local.side(crm, query, more, more)
+    assert computed == 3 and len(list((tmp_path / "local").glob("part-*.npz"))) == 1
+
+
+def test_a_torn_shard_is_skipped_and_its_rows_rebuilt(crm, tmp_path, capsys):
+    crm.reference_models = []
+    query, outputs = bench(["base", "alpha"])
+    ResponseStore(tmp_path / "s").side(crm, query, outputs, outputs)
+    shard = next((tmp_path / "s").glob("part-*.npz"))
+    shard.write_bytes(shard.read_bytes()[:100])
+    _, computed = ResponseStore(tmp_path / "s").side(crm, query, outputs, outputs)
+    assert computed == 6 and "is unreadable" in capsys.readouterr().err
+
+
+def test_publish_dry_run_lists_the_shards_and_says_non_commercial(crm, tmp_path, capsys):
+    from crm_core.hub import DryRunApi
+
+    crm.reference_models = []
+    query, outputs = bench(["base", "alpha"])
+    ResponseStore(tmp_path / "s").side(crm, query, outputs, outputs)
+    url = publish(tmp_path / "s", "someone/usl-sides", DryRunApi())
+    out = capsys.readouterr().out
+    assert url == "https://huggingface.co/datasets/someone/usl-sides"
+    assert "would create (or reuse) dataset repo someone/usl-sides" in out and "part-" in out
+    assert "license: cc-by-nc-4.0" in out
+    with pytest.raises(FileNotFoundError, match="no part"):
+        publish(tmp_path / "empty", "someone/x", DryRunApi())
