@@ -106,3 +106,12 @@ def test_the_bundled_space_installs_offline_starts_and_serves_a_custom_board(tmp
         server.terminate()
         server.wait(timeout=30)
         log.close()
+
+
+@pytest.mark.skipif(UV is None, reason="uv is not on PATH")
+def test_space_requirements_follow_uv_lock():
+    """space/requirements.txt is what usl-space-bundle writes: regenerate it when uv.lock changes."""
+    from usl_space.bundle import requirements_text
+
+    wheels = ["crm_core-0.1.0-py3-none-any.whl", "usl_space-0.1.0-py3-none-any.whl"]
+    assert (REPO / "space" / "requirements.txt").read_text() == requirements_text(REPO, wheels)

@@ -42,6 +42,18 @@ def _uv(root: Path, *args: str) -> str:
     return done.stdout
 
 
+EXPORT = ("export", "--no-dev", "--no-emit-workspace", "--frozen", "--package", "usl-space")
+
+
+def requirements_text(root: Path, wheels: list[str]) -> str:
+    """requirements.txt of the Space: every pinned dependency from uv.lock, then the project's own wheels (the
+    same file is kept as space/requirements.txt; a test checks it against uv.lock)."""
+    pinned = _uv(root, *EXPORT, "--no-hashes", "--no-header")
+    return ("# Exported from uv.lock (uv export --no-dev --no-emit-workspace --frozen --package usl-space), then the\n"
+            "# project's own packages as wheels: uv run usl-space-bundle --output DIR builds them beside this file.\n"
+            + pinned + "".join(f"./wheels/{name}\n" for name in wheels))  # fmt: skip
+
+
 def bundle(output: Path, model: Path | None = None, root: Path | None = None) -> Path:
     """Write the Space folder to `output` (replaced whole when a bundle made it) and return it."""
     root = root or checkout_root()
@@ -49,25 +61,16 @@ def bundle(output: Path, model: Path | None = None, root: Path | None = None) ->
     if not (model / "crm.json").is_file():
         raise FileNotFoundError(f"{model}: not a CRM folder (no crm.json)")
     check_output(output, {"--model": model, "the checkout's space/": root / "space"}, folder=True)
-    export = ("export", "--no-dev", "--no-emit-workspace", "--frozen", "--package", "usl-space")
     with atomic_dir(output) as tmp:
         shutil.copy2(root / "space" / "app.py", tmp / "app.py")
         shutil.copy2(root / "space" / "README.md", tmp / "README.md")
         shutil.copytree(model, tmp / "models" / SHIPPED, ignore=shutil.ignore_patterns(MARKER, "__pycache__"))
-        wheels = []
         for package in ("crm-core", "usl-space"):
             _uv(root, "build", "--wheel", "--package", package, "--out-dir", str(tmp / "wheels"), "--offline")
         wheels = sorted(p.name for p in (tmp / "wheels").glob("*.whl"))
         (tmp / "wheels" / ".gitignore").unlink(missing_ok=True)
-        pinned = _uv(root, *export, "--no-hashes", "--no-header")
-        (tmp / "requirements.txt").write_text(
-            "# Exported from uv.lock (uv export --no-dev --no-emit-workspace --frozen --package usl-space), then the\n"
-            "# project's own packages, built into wheels/ by usl-space-bundle.\n"
-            + pinned
-            + "".join(f"./wheels/{name}\n" for name in wheels),
-            encoding="utf-8",
-        )
-        (tmp / "pylock.toml").write_text(_uv(root, *export, "--format", "pylock.toml"), encoding="utf-8")
+        (tmp / "requirements.txt").write_text(requirements_text(root, wheels), encoding="utf-8")
+        (tmp / "pylock.toml").write_text(_uv(root, *EXPORT, "--format", "pylock.toml"), encoding="utf-8")
     return output
 
 
