@@ -35,6 +35,7 @@ def one_start(data: str, store: str | None, criteria: str, timeout: float) -> di
     """Start the Space once in a fresh cache folder; time the page and the first custom board."""
     from gradio_client import Client
     from usl_space.catalog import default_models
+    from usl_space.topics import TOPICS
 
     with tempfile.TemporaryDirectory() as home:
         port = free_port()
@@ -62,7 +63,7 @@ def one_start(data: str, store: str | None, criteria: str, timeout: float) -> di
                 page = time.perf_counter() - started
                 models = [m for m in default_models() if m != "gpt4_1106_preview"]
                 table, *_, status, _ = Client(url, verbose=False).predict(
-                    [], "", criteria, "", "gpt4_1106_preview", models, 805, api_name="/customize"
+                    list(TOPICS), "", criteria, "", "gpt4_1106_preview", models, 805, api_name="/customize"
                 )
                 board = time.perf_counter() - started
             finally:

@@ -11,6 +11,7 @@ import pytest
 from test_engine import MODELS, N_QUERIES, toy_bench, toy_topics
 from usl_space.cache import ScoreCache
 from usl_space.engine import Engine
+from usl_space.topics import TOPICS
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -133,10 +134,10 @@ def test_upload_is_validated_then_ranked_inspected_and_unticked(app_url, tmp_pat
     ticked = models["value"]
     assert "Added **upload:mine**" in message and ticked == ["m1", "upload:mine"]  # ticked in Models at once
     assert ["upload:mine"] * 2 in models["choices"] and ["upload:mine"] * 2 in inspectable["choices"]  # Inspect
-    table, _, _, _, _ = client.predict([], "", "", "", "base", ticked, N_QUERIES, api_name="/customize")
+    table, _, _, _, _ = client.predict(list(TOPICS), "", "", "", "base", ticked, N_QUERIES, api_name="/customize")
     ranked = {row[2]: row for row in table["data"]}  # the upload is ranked in this session, beside m1
     assert set(ranked) == {"base (baseline)", "m1", "upload:mine"} and ranked["upload:mine"][6] == N_QUERIES
-    table, _, _, _, _ = client.predict([], "", "", "", "base", ["m1"], N_QUERIES, api_name="/customize")
+    table, _, _, _, _ = client.predict(list(TOPICS), "", "", "", "base", ["m1"], N_QUERIES, api_name="/customize")
     assert {row[2] for row in table["data"]} == {"base (baseline)", "m1"}  # unticked: left out
     query, answer, _base, detail = client.predict("3: Question 3: how do I do task 3?", "upload:mine", "", "",
                                                   api_name="/inspect")  # fmt: skip

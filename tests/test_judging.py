@@ -107,3 +107,38 @@ def test_no_default_model_trained_the_quality_term(shared_data):
         annotated = {json.loads(line)["model"] for line in handle}
     assert not (set(default_models()) - original) & annotated
     assert {m for m in catalog() if catalog()[m].on_board_since == "original"} == original
+
+
+def test_the_app_says_what_it_could_not_read_and_tables_the_baseline_without_a_ci(tmp_path):
+    """Against the shipped CRM: 'Answer in French.' moves nothing it measures and is said so plainly; 'I dislike
+    emojis.' is read. The baseline row has no interval against itself; the CSV has numeric CI columns."""
+    import csv
+
+    from crm_core.data import open_bench
+    from usl_space.app import downloads, reading, table
+    from usl_space.cache import ScoreCache
+    from usl_space.engine import Engine
+    from usl_space.loading import open_scorer
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "instructions.jsonl").write_text(
+        "".join(json.dumps({"idx": i, "instruction": f"Tell me about topic {i}."}) + "\n" for i in range(4))
+    )
+    rows = [{"model": m, "idx": i, "output": f"{m} answer {i} 😊" if m == "b" else f"{m} answer {i}."}
+            for m in ("gpt4_1106_preview", "a", "b") for i in range(4)]  # fmt: skip
+    with gzip.open(data / "model_outputs.jsonl.gz", "wt", encoding="utf-8") as handle:
+        handle.write("".join(json.dumps(r) + "\n" for r in rows))
+    engine = Engine(open_bench(data), open_scorer(None, "onnx"), ScoreCache(":memory:"))
+    text = reading(engine, ["Answer in French.", "I dislike emojis."], [])
+    assert "I could not read “Answer in French.” as anything I measure" in text and "emoji -" in text
+    assert "I dislike emojis" not in text.split("Read your criteria as:")[1].split("I could not")[1]
+    board = engine.rank([], bootstrap=100)
+    base = next(r for r in table(board) if "(baseline)" in r[2])
+    assert base[4] == "–"
+    csv_path = downloads(board, tmp_path / "out")[0]
+    with open(csv_path, encoding="utf-8") as handle:
+        records = list(csv.DictReader(handle))
+    other = next(r for r in records if r["baseline"] == "False")
+    assert float(other["ci_low"]) <= float(other["win_rate"]) <= float(other["ci_high"])
+    assert next(r for r in records if r["baseline"] == "True")["ci_low"] == ""

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 from test_app import free_port
+from usl_space.topics import TOPICS
 
 UV = shutil.which("uv")
 
@@ -98,7 +99,7 @@ def test_the_bundled_space_installs_offline_starts_and_serves_a_custom_board(tmp
         assert server.poll() is None, (tmp_path / "space.log").read_text()[-3000:]
         assert "USL" in page
         client = Client(url, verbose=False)
-        table, *_, status, _files = client.predict([], "", "Keep it short.", "", "gpt4_1106_preview",
+        table, *_, status, _files = client.predict(list(TOPICS), "", "Keep it short.", "", "gpt4_1106_preview",
                                                    ["terse", "wordy"], 8, api_name="/customize")  # fmt: skip
         models = [row[2] for row in table["data"]]
         assert len(models) == 3 and any("terse" in m for m in models), status

@@ -67,6 +67,8 @@ LEGEND = (
     "better than it with 95% confidence (from 30 queries on) · **LC**: length-controlled, as if both answers "
     "were equally long · **Queries**: queries it was judged on · the baseline scores 50 by definition."
 )
+CSV_COLUMNS = ["rank", "rank_ub", "model", "baseline", "win_rate", "ci_low", "ci_high", "lc_win_rate", "n",
+               "avg_words"]  # fmt: skip
 SEMANTICS = (
     "**What a criterion does:** it decides between answers of comparable quality; it does not make a clearly worse "
     "answer win by being shorter, longer or emoji-free. Write *must*, *never* or *always* in a criterion to make it "
@@ -90,9 +92,10 @@ def table(board: Leaderboard | None, topics: bool = True) -> list[list[Any]]:
         return []
     out = []
     for row in board.rows:
+        interval = "–" if row["baseline"] else f"{pct(row['ci_low'])} – {pct(row['ci_high'])}"  # none vs itself
         cells = [row["rank"], "–" if row["rank_ub"] is None else row["rank_ub"],
                  row["model"] + (" (baseline)" if row["baseline"] else ""), pct(row["win_rate"]),
-                 f"{pct(row['ci_low'])} – {pct(row['ci_high'])}", pct(row["lc_win_rate"]), row["n"],
+                 interval, pct(row["lc_win_rate"]), row["n"],
                  f"{row['avg_words']:.0f}", about(row["model"])]  # fmt: skip
         out.append(cells + ([pct(row["topics"].get(t)) for t in board.topics] if topics else []))
     return out
@@ -151,15 +154,46 @@ def criteria_label(criteria: list[str], dislikes: list[str]) -> str:
     return as_text(f'"{first}"' + (f" and {len(typed) - 1} more" if len(typed) > 1 else ""))
 
 
+MEASURED = (
+    "length, lists, numbered steps, headings, bold, tables, code, emoji, links, questions back, apologies, "
+    "AI disclaimers, refusals, caveats, exclamations, I / you voice, numbers, quotes, reading level, "
+    "sentence length, summaries and openers"
+)
+
+
 def reading(engine: Engine, criteria: list[str], dislikes: list[str]) -> str:
     """How a compositional CRM read the criteria: its largest property weights ("emoji -2.1 · headings +0.4"),
-    so a visitor can check it understood. Property names and numbers only: no visitor text is echoed."""
+    so a visitor can check it understood, and, plainly, each criterion it could not read at all (the board
+    ignores those). Visitor text is shown only through `as_text`."""
     if not engine.instant or not (criteria or dislikes):
         return ""
+    from crm_core.compositional import split_criteria
+
     read = engine.scorer.criteria_side(criteria, dislikes).explain()
-    if not read:
-        return "\n\nRead your criteria as: no measured property (tone and content only)"
-    return "\n\nRead your criteria as: " + " · ".join(f"{name} {weight:+.1f}" for name, weight in read)
+    text = "\n\nRead your criteria as: " + (" · ".join(f"{name} {weight:+.1f}" for name, weight in read)
+                                             if read else "no measured property (tone and content only)")  # fmt: skip
+    ignored = []
+    for sentence in split_criteria(criteria, dislikes):
+        side = engine.scorer.criteria_side([sentence])
+        if not side.explain() and not side.voice.any():  # no weight of 0.25 or more, no voice
+            ignored.append(sentence)
+    for sentence in ignored:
+        short = sentence if len(sentence) <= 80 else sentence[:77] + "..."
+        text += (f"\n\nI could not read “{as_text(short)}” as anything I measure, so the board below (nearly) "
+                 f"ignores it. I measure {MEASURED}; tone and domain count through the answers' voice.")  # fmt: skip
+    return text
+
+
+def crm_label(scorer) -> str:
+    """The CRM as it is loaded: kind, backend and precision ("compositional, ONNX Runtime int8 response encoder")."""
+    spec = scorer.spec
+    if spec.kind == "compositional":
+        if getattr(scorer, "backend", "torch") == "onnx":
+            quantize = getattr(scorer.encoder, "meta", {}).get("quantize") or "fp32"
+            return f"compositional, ONNX Runtime {quantize} response encoder, {spec.max_length} tokens"
+        return f"compositional, PyTorch float16 encoder, {spec.max_length} tokens"
+    runtime = "ONNX Runtime" if type(scorer).__name__.lower().startswith("onnx") else "PyTorch"
+    return f"cross-encoder ({spec.objective}), {runtime}, {spec.base_model or Path(scorer.folder).name}"
 
 
 def downloads(board: Leaderboard, folder: Path) -> list[str]:
@@ -169,8 +203,12 @@ def downloads(board: Leaderboard, folder: Path) -> list[str]:
     json_path.write_text(json.dumps(board.to_json(), indent=2), encoding="utf-8")
     with open(csv_path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(TABLE_COLUMNS + board.topics)
-        writer.writerows(table(board))
+        writer.writerow([*CSV_COLUMNS, *board.topics])
+        for row in board.rows:  # numbers as numbers (fractions), blank where there is none (the baseline's CI)
+            ci = ("", "") if row["baseline"] else (row["ci_low"], row["ci_high"])
+            writer.writerow([row["rank"], row["rank_ub"] if row["rank_ub"] is not None else "", row["model"],
+                             row["baseline"], row["win_rate"], *ci, row["lc_win_rate"], row["n"], row["avg_words"],
+                             *(row["topics"].get(t, "") for t in board.topics)])  # fmt: skip
     return [str(csv_path), str(json_path)]
 
 
@@ -245,24 +283,30 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
     leaderboard requests are served at once; they take turns at the engine's fair lock (a query of a cross-encoder,
     or a whole instant board, then its drawing), so a cached view, which takes no turn, never queues behind them."""
     n_models = len(engine.models)
-    crm = engine.scorer.spec.base_model or Path(engine.scorer.folder).name
     header = (f"# {title}\nusl-space {version('usl-space')} · bench **{engine.bench.name}**: "
-              f"{len(engine.query)} queries, {n_models} models, baseline `{engine.baseline}` · CRM: {crm} "
-              f"({engine.scorer.spec.objective}, checkpoint `{engine.checkpoint[:12]}`)")  # fmt: skip
+              f"{len(engine.query)} queries, {n_models} models, baseline `{engine.baseline}` · CRM: "
+              f"{crm_label(engine.scorer)} (checkpoint `{engine.checkpoint[:12]}`)")  # fmt: skip
     topic_names = list(TOPICS)
     model_names = [m for m in engine.models if m != engine.baseline]
     work = Path(tempfile.mkdtemp(prefix="usl-space-"))
 
     def selected_ids(topics: list[str], free_text: str) -> list[int] | None:
-        if engine.topics is None or (set(topics) == set(topic_names) and not free_text.strip()):
+        """The queries the topic controls select: the ticked topics, narrowed by the free-text topic when one is
+        typed; None for all. No topic ticked and no free text is an error, not a silent 'all'."""
+        topics, text = list(topics or []), (free_text or "").strip()
+        if engine.topics is None or (set(topics) == set(topic_names) and not text):
             return None
+        if not topics and not text:
+            raise gr.Error("no topic is ticked: tick at least one topic (or Select all), or type a free-text topic")
         try:
-            ids = engine.topics.select(topics, free_text).tolist()
+            ids = set(engine.topics.select(topics).tolist()) if topics else set(engine.query)
+            if text:
+                ids &= set(engine.topics.select([], text).tolist())
         except ValueError as error:
             raise gr.Error(str(error)) from None
         if not ids:
             raise gr.Error("no query matches these topics; tick more topics or change the free-text topic")
-        return ids
+        return sorted(ids)
 
     def run(eng: Engine, criteria, dislikes, ids, models, n_queries, what, should_stop=None):
         ids = eng.sample(int(n_queries) if n_queries else None, 0, ids)
@@ -296,6 +340,8 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         for name, outputs in (uploads or {}).items():
             eng = eng.with_model(name, outputs)
         chosen = list(models or [])  # uploads are in the Models list, ticked when added; a visitor may untick them
+        if eng.baseline != engine.baseline and engine.baseline not in chosen:
+            chosen.append(engine.baseline)  # the bench's own baseline is a row like any other under another one
         if not chosen:
             raise gr.Error("select at least one model")
         return eng, chosen
