@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -111,3 +112,13 @@ def expected_error(prog: str, error: BaseException) -> str | None:
     if isinstance(error, pl.exceptions.PolarsError):
         return f"{prog}: a data file could not be read ({str(error).splitlines()[0]}); is it complete?"
     return None
+
+
+def fail(prog: str, error: Exception, code: int = 2) -> int:
+    """For a CLI's `except Exception`: print an expected error's one line to stderr and return `code`; a bug is
+    raised again, traceback and all."""
+    message = expected_error(prog, error)
+    if message is None:
+        raise error
+    print(message, file=sys.stderr)
+    return code

@@ -19,7 +19,7 @@ from pathlib import Path
 import polars as pl
 from crm_core.atomic import atomic_file
 from crm_core.data import load_pairs, rejected_problems, report_rejected, without_nan
-from crm_core.guard import check_output, expected_error, positive_int
+from crm_core.guard import check_output, fail, positive_int
 from crm_core.model import load_crm, pairs_from_frame
 from crm_core.prompts import PromptBudgetError
 
@@ -107,12 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     except PromptBudgetError as error:
         print(f"crm-eval: {error}", file=sys.stderr)
         return 1
-    except Exception as error:
-        message = expected_error("crm-eval", error)
-        if message is None:
-            raise
-        print(message, file=sys.stderr)
-        return 1
+    except Exception as error:  # an expected error becomes one line; a bug stays a traceback
+        return fail("crm-eval", error, 1)
     text = json.dumps(without_nan(result), indent=2, allow_nan=False)  # NaN is not JSON: null instead
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)

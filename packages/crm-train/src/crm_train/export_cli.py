@@ -17,7 +17,7 @@ from dataclasses import asdict
 
 from crm_core.compositional_onnx import export_compositional
 from crm_core.data import load_pairs
-from crm_core.guard import check_output, expected_error
+from crm_core.guard import check_output, fail
 from crm_core.hub import resolve_checkpoint
 from crm_core.model import CRMSpec, Pair, pairs_from_frame
 from crm_core.onnx import export_crm
@@ -80,12 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as error:  # a parity gate that refused the export
         print(f"crm-export: {error}", file=sys.stderr)
         return 1
-    except Exception as error:
-        message = expected_error("crm-export", error)
-        if message is None:
-            raise
-        print(message, file=sys.stderr)
-        return 1
+    except Exception as error:  # an expected error becomes one line; a bug stays a traceback
+        return fail("crm-export", error, 1)
     print(report.summary(), file=sys.stderr)
     print(json.dumps({**asdict(report), "output": args.output}))
     return 0

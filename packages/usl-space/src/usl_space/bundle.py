@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from crm_core.atomic import atomic_dir
-from crm_core.guard import MARKER, check_output, expected_error
+from crm_core.guard import MARKER, check_output, fail
 
 SHIPPED = "crm-compositional"
 
@@ -83,12 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         folder = bundle(Path(args.output), Path(args.model) if args.model else None)
-    except Exception as error:
-        message = expected_error("usl-space-bundle", error)
-        if message is None:
-            raise
-        print(message, file=sys.stderr)
-        return 2
+    except Exception as error:  # an expected error becomes one line; a bug stays a traceback
+        return fail("usl-space-bundle", error, 2)
     files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and "models" not in p.parts)
     print("\n".join(["wrote " + str(folder), *files, f"models/{SHIPPED}/ (the CRM)"]))
     return 0

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from crm_core.data import ALPACA_EVAL_BASELINE, open_bench, read_models_file, skipping_invalid
 from crm_core.data.importers import detect_layout
-from crm_core.guard import check_output, expected_error
+from crm_core.guard import check_output, fail
 from crm_core.paths import cache_dir
 
 from usl_space.catalog import default_models
@@ -238,12 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except Exception as error:
-        message = expected_error(f"usl-data {args.command}", error)
-        if message is None:
-            raise
-        print(message, file=sys.stderr)
-        return 2
+    except Exception as error:  # an expected error becomes one line; a bug stays a traceback
+        return fail(f"usl-data {args.command}", error, 2)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from crm_core.atomic import atomic_file
 from crm_core.data import skipping_invalid, without_nan
-from crm_core.guard import at_least, check_output, expected_error, positive_int
+from crm_core.guard import at_least, check_output, fail, positive_int
 
 from usl_space.board import fewer_answers
 from usl_space.topics import FREE_TEXT_THRESHOLD, TOPICS
@@ -129,12 +129,8 @@ def main(argv: list[str] | None = None) -> int:
                                        bootstrap=args.bootstrap, side=side):  # fmt: skip
                 bar.update(board.n_queries - bar.n)
             bar.close()
-    except Exception as error:
-        message = expected_error("usl-rank", error)
-        if message is None:
-            raise
-        print(message, file=sys.stderr)
-        return 2
+    except Exception as error:  # an expected error becomes one line; a bug stays a traceback
+        return fail("usl-rank", error, 2)
     result = board.to_json()
     result["models_ranked"] = len(result["rows"])
     for model, n in engine.bench.empty_answers().items():
