@@ -17,6 +17,8 @@ from crm_core.guard import MARKER, check_criteria, check_output
 from crm_core.model import CRMSpec
 from crm_train.eval_cli import main as crm_eval
 from crm_train.train_cli import main as crm_train
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from usl_space.cache import ScoreCache
 from usl_space.data_cli import main as usl_data
 from usl_space.rank_cli import main as usl_rank
@@ -201,3 +203,45 @@ def test_two_pulls_into_one_cache_do_not_trip_over_each_other(per_model_dir, tmp
         assert (cache / model / "model_outputs.json").read_bytes() == (
             per_model_dir / model / "model_outputs.json"
         ).read_bytes()
+
+
+SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+JSON_VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=5,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(model=JSON_VALUES, output=JSON_VALUES)
+def test_the_outputs_reader_keeps_strings_and_names_anything_else(tmp_path_factory, model, output):
+    """Whatever JSON value a model_outputs row holds, the reader either keeps a string exactly or names the file,
+    line and field; it never turns a number, list or object into text."""
+    from crm_core.data.importers import read_combined_outputs
+
+    path = tmp_path_factory.mktemp("outputs") / "model_outputs.jsonl"
+    good = {"model": "base", "idx": 0, "output": "fine"}
+    path.write_text(json.dumps(good) + "\n" + json.dumps({"model": model, "idx": 1, "output": output}) + "\n")
+    if isinstance(model, str) and isinstance(output, str):
+        frame = read_combined_outputs(path, None)
+        assert frame.rows()[1][0] == model and frame.rows()[1][3] == output
+    else:
+        with pytest.raises(DataValidationError) as caught:
+            read_combined_outputs(path, None)
+        field = "model" if not isinstance(model, str) else "output"
+        assert f"{path}:2: {field}:" in str(caught.value)
+
+
+def test_a_truncated_saved_response_side_is_rebuilt(tmp_path, capsys):
+    from conftest import random_compositional_crm
+    from crm_core.model import load_crm
+    from usl_space.instant import ResponseTable
+
+    scorer = load_crm(random_compositional_crm(tmp_path / "crm"))
+    query, output = {0: "Why?"}, {(0, "a"): "Because.", (0, "b"): "No idea, sorry."}
+    table = ResponseTable.open(tmp_path / "sides", scorer, query, output, "ckpt", "bench")
+    saved = next((tmp_path / "sides").glob("*.npz"))
+    saved.write_bytes(saved.read_bytes()[:200])
+    again = ResponseTable.open(tmp_path / "sides", scorer, query, output, "ckpt", "bench")
+    assert "is unreadable" in capsys.readouterr().err and again.models == table.models
