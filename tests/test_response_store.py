@@ -32,8 +32,16 @@ def test_rows_are_reused_and_one_more_model_computes_only_its_answers(crm, tmp_p
     direct = response_side_of(crm, query, outputs, outputs)  # batches differ: float noise only
     assert np.allclose(side.quality, direct.quality, atol=1e-3) and np.allclose(side.z, direct.z)
     query, more = bench(["gpt4_1106_preview", "alpha", "beta", "gamma"])
-    again, computed = ResponseStore(tmp_path / "store").side(crm, query, more, more)  # a new process: from disk
+    encoded: list[str] = []
+    encode = crm.encoder.encode
+    crm.encoder.encode = lambda texts, **kw: encoded.extend(texts) or encode(texts, **kw)
+    try:
+        again, computed = ResponseStore(tmp_path / "store").side(crm, query, more, more)  # a new process: from disk
+    finally:
+        crm.encoder.encode = encode
     assert computed == 3  # gamma's three answers
+    assert not any(t.startswith("gpt4_1106_preview") for t in encoded)  # the panel's vectors came from the store
+    assert any(t.startswith("gamma") for t in encoded)
     assert np.allclose(again.quality, response_side_of(crm, query, more, more).quality, atol=1e-3)
 
 

@@ -5,11 +5,14 @@ A row's key is SHA-256 over the CRM's response-side id (heads, encoder, referenc
 and the reference panel's answers to that query (the quality term reads them). Adding one model to a bench encodes
 only its answers; a bench that differs by one model reuses the rest; a store built by a maintainer (`usl-data
 sides`) and published is read by the Space at its start ($USL_RESPONSE_STORE, read-only folders separated by
-':'), which then builds only what is missing. Rows live in float32 shards `part-<n>.npz`, each written atomically.
+':'), which then builds only what is missing. Rows live in float32 shards `part-<n>.npz`, each written atomically;
+the embedding vectors of the panel's answers in `vectors-<n>.npz`, so that a new model's rows need only its own
+answers encoded.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sys
@@ -39,7 +42,14 @@ class ResponseStore:
         self.folder = Path(folder)
         self.index: dict[bytes, tuple[int, int]] = {}
         self.shards: list[dict[str, np.ndarray]] = []
+        self.vectors: dict[bytes, np.ndarray] = {}  # the reference panel's answers, by text: a new model needs them
         for root in [*map(Path, readonly), self.folder]:
+            for path in sorted(root.glob("vectors-*.npz")):
+                try:
+                    with np.load(path, allow_pickle=False) as data:
+                        self.vectors.update(zip(map(bytes, data["keys"]), data["vectors"], strict=True))
+                except (OSError, ValueError, KeyError, zipfile.BadZipFile) as error:
+                    print(f"usl: response store shard {path} is unreadable ({error}); skipped", file=sys.stderr)
             for path in sorted(root.glob("part-*.npz")):
                 try:
                     with np.load(path, allow_pickle=False) as data:
@@ -52,6 +62,27 @@ class ResponseStore:
         self.shards.append(shard)
         for row, key in enumerate(shard["keys"]):
             self.index[bytes(key)] = (number, row)
+
+    @contextlib.contextmanager
+    def _panel_vectors(self, scorer: CompositionalScorer, panel_texts: list[str]):
+        """While computing rows: the panel's answers' vectors from the store (missing ones encoded and saved)."""
+        identity = scorer.encoder.identity
+        known = {t: self.vectors[k] for t in panel_texts if (k := _vector_key(identity, t)) in self.vectors}
+        new = [t for t in panel_texts if t not in known]
+        if new:
+            base = scorer.store.get if scorer.store is not None else scorer.encoder.encode
+            vectors = base(new).astype(np.float16)
+            known.update(zip(new, vectors, strict=True))
+            keys = [_vector_key(identity, t) for t in new]
+            self.folder.mkdir(parents=True, exist_ok=True)
+            with atomic_file(self.folder / f"vectors-{os.getpid()}-{len(self.vectors):08d}.npz", "wb") as handle:
+                np.savez(handle, keys=np.array([np.frombuffer(k, np.uint8) for k in keys]), vectors=vectors)
+            self.vectors.update(zip(keys, vectors, strict=True))
+        saved, scorer.store = scorer.store, _CachedVectors(scorer, known)
+        try:
+            yield
+        finally:
+            scorer.store = saved
 
     def __len__(self) -> int:
         return len(self.index)
@@ -68,8 +99,10 @@ class ResponseStore:
         missing = [n for n, d in enumerate(digests) if d not in self.index]
         if missing:
             todo = [keys[n] for n in missing]
-            new = scorer.response_side([query[i] for i, _ in todo], [outputs[k] for k in todo],
-                                       [panels[n] for n in missing] if panels else None, progress)  # fmt: skip
+            panel_texts = sorted({t for n in missing for t in panels[n]}) if panels else []
+            with self._panel_vectors(scorer, panel_texts):
+                new = scorer.response_side([query[i] for i, _ in todo], [outputs[k] for k in todo],
+                                           [panels[n] for n in missing] if panels else None, progress)  # fmt: skip
             shard = {"keys": np.array([np.frombuffer(digests[n], np.uint8) for n in missing]),
                      "z": new.z.astype(np.float32), "quality": new.quality.astype(np.float32),
                      "voice": new.voice.astype(np.float32)}  # fmt: skip
@@ -81,6 +114,25 @@ class ResponseStore:
         parts = {name: np.stack([self.shards[s][name][r] for s, r in where]) for name in ("z", "quality", "voice")}
         side = ResponseSide(parts["z"], parts["quality"].astype(np.float64), parts["voice"])
         return side, len(missing)
+
+
+def _vector_key(identity: str, text: str) -> bytes:
+    return hashlib.sha256(f"{identity}\x00{text}".encode("utf-8", "surrogatepass")).digest()[:16]
+
+
+class _CachedVectors:
+    """Stands in for the scorer's embedding lookup while a store computes rows: the panel's answers come from the
+    store's vectors (encoded once, then saved), everything else from the scorer's own lookup."""
+
+    def __init__(self, scorer: CompositionalScorer, known: dict[str, np.ndarray]):
+        self.base = scorer.store.get if scorer.store is not None else scorer.encoder.encode
+        self.known = known
+
+    def get(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.known]
+        if missing:
+            self.known.update(zip(missing, self.base(missing, progress=progress), strict=True))
+        return np.stack([self.known[t] for t in texts]).astype(np.float32) if texts else np.zeros((0, 384), np.float32)
 
 
 def default_store(home: Path) -> ResponseStore:
@@ -97,7 +149,8 @@ tags: [usl, leaderboard]
 
 The criteria-free response side of a USL bench, computed by the CRM named in `crm.json` (crm_core.compositional):
 per response a 16-byte key (SHA-256 over the CRM's response-side id, the query, the response and the reference
-panel's answers), its scaled properties `z`, its quality and its projected embedding `voice`, in `part-*.npz`.
+panel's answers), its scaled properties `z`, its quality and its projected embedding `voice`, in `part-*.npz`;
+the reference panel's answers' embedding vectors in `vectors-*.npz`.
 It is derived from AlpacaEval's model outputs (tatsu-lab/alpaca_eval, CC BY-NC 4.0): non-commercial use only.
 The Space reads it through $USL_RESPONSE_STORE (this repo id or a local copy) and computes only what is missing.
 """
@@ -113,8 +166,8 @@ def publish(folder: str | os.PathLike, repo_id: str, api=None, private: bool = F
     folder = Path(folder)
     if not REPO_ID.fullmatch(repo_id):
         raise ValueError(f"{repo_id!r} is not a Hub repo id (ORG/NAME)")
-    parts = sorted(folder.glob("part-*.npz"))
-    if not parts:
+    parts = sorted(folder.glob("part-*.npz")) + sorted(folder.glob("vectors-*.npz"))
+    if not any(p.name.startswith("part-") for p in parts):
         raise FileNotFoundError(f"{folder}: no part-*.npz shards to publish (build them with usl-data sides)")
     if api is None:
         from huggingface_hub import HfApi
@@ -142,4 +195,4 @@ def resolve_store(name: str) -> Path:
         return path
     from huggingface_hub import snapshot_download
 
-    return Path(snapshot_download(name, repo_type="dataset", allow_patterns=["part-*.npz"]))
+    return Path(snapshot_download(name, repo_type="dataset", allow_patterns=["part-*.npz", "vectors-*.npz"]))
