@@ -5,8 +5,9 @@ With `--store` the precomputed response store (`usl-data sides`) is read through
 Space does with the published one; without it, the Space computes every response's side at its first start.
 
     uv run usl-data sides --data ../shared/data/usl/alpaca_eval --output data/response-store
+    uv run usl-space-bundle --output dist/space
     uv run python benchmarks/space_start.py --data ../shared/data/usl/alpaca_eval --store data/response-store \\
-        --output benchmarks/results/space_start.json
+        --app dist/space/app.py --output benchmarks/results/space_start_store.json
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def one_start(data: str, store: str | None, criteria: str, timeout: float) -> dict:
+def one_start(data: str, store: str | None, criteria: str, timeout: float, app: Path) -> dict:
     """Start the Space once in a fresh cache folder; time the page and the first custom board."""
     from gradio_client import Client
     from usl_space.catalog import default_models
@@ -48,7 +49,7 @@ def one_start(data: str, store: str | None, criteria: str, timeout: float) -> di
         log_path = Path(home) / "space.log"
         started = time.perf_counter()
         with open(log_path, "w") as log:
-            server = subprocess.Popen([sys.executable, str(REPO / "space" / "app.py")], env=env, stdout=log,
+            server = subprocess.Popen([sys.executable, str(app)], env=env, stdout=log,
                                       stderr=subprocess.STDOUT, cwd=home)  # fmt: skip
             try:
                 url = f"http://127.0.0.1:{port}/"
@@ -81,12 +82,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--criteria", default="Answers with a short summary at the end, please.",
                         help="the first custom board's criteria")  # fmt: skip
     parser.add_argument("--timeout", type=float, default=1800, help="seconds before a start counts as failed")
+    parser.add_argument("--app", type=Path, default=REPO / "space" / "app.py",
+                        help="the Space's app.py, e.g. one usl-space-bundle wrote (default: space/app.py)")  # fmt: skip
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
     from emit import emit
 
     result = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "data": args.data,
-              **one_start(args.data, args.store, args.criteria, args.timeout)}  # fmt: skip
+              "app": os.path.relpath(args.app, REPO), **one_start(args.data, args.store, args.criteria, args.timeout,
+                                                                   args.app.resolve())}  # fmt: skip
     emit(result, args.output)
     return 0
 

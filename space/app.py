@@ -16,8 +16,8 @@ HERE = Path(__file__).resolve().parent
 def arguments(environ=os.environ) -> list[str]:
     """usl-space's arguments for this Space: host and port, the model beside app.py, the data when given."""
     args = ["--host", environ.get("USL_HOST", "0.0.0.0"), "--port", environ.get("PORT", "7860")]
-    model = environ.get("USL_MODEL") or HERE / "models" / "crm-compositional"
-    if Path(model).is_dir():
+    model = environ.get("USL_MODEL") or HERE / "models" / "crm-compositional"  # a folder or a Hub repo id
+    if environ.get("USL_MODEL") or Path(model).is_dir():
         args += ["--model", str(model)]
     if environ.get("USL_DATA"):
         args += ["--data", environ["USL_DATA"]]

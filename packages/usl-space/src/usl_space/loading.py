@@ -22,8 +22,10 @@ SHIPPED_CRM = "crm-compositional"
 def default_crm() -> Path:
     """The CRM shipped in the repository's space/models/ (or $USL_MODEL): found beside the code, so a checkout,
     the Space and an editable install all use it with no download."""
-    if os.environ.get("USL_MODEL"):
-        return Path(os.environ["USL_MODEL"])
+    if os.environ.get("USL_MODEL"):  # a folder or a Hub repo id
+        from crm_core.hub import resolve_checkpoint
+
+        return resolve_checkpoint(os.environ["USL_MODEL"])
     here = Path(__file__).resolve()
     for parent in here.parents:
         candidate = parent / "space" / "models" / SHIPPED_CRM
@@ -55,7 +57,9 @@ def open_data(directory: str | os.PathLike, baseline: str | None = None) -> Benc
 def open_scorer(model: str | os.PathLike | None = None, backend: str = "auto", threads: int | None = None) -> Scorer:
     """The CRM to score with. backend 'auto' prefers the ONNX model when the folder has one (the fast CPU
     path), else PyTorch."""
-    folder = Path(model) if model else default_crm()
+    from crm_core.hub import resolve_checkpoint
+
+    folder = resolve_checkpoint(model) if model else default_crm()  # a folder, or a Hub repo id (ORG/NAME)
     if backend == "auto":
         backend = "onnx" if (folder / "model.onnx").is_file() or has_parts(folder) else "torch"
     if backend == "onnx":
