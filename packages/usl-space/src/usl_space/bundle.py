@@ -48,7 +48,7 @@ EXPORT = ("export", "--no-dev", "--no-emit-workspace", "--frozen", "--package", 
 def requirements_text(root: Path, wheels: list[str]) -> str:
     """requirements.txt of the Space: every pinned dependency from uv.lock, then the project's own wheels (the
     same file is kept as space/requirements.txt; a test checks it against uv.lock)."""
-    pinned = _uv(root, *EXPORT, "--no-hashes", "--no-header")
+    pinned = _uv(root, *EXPORT, "--no-hashes", "--no-header", "--no-annotate")
     return ("# Exported from uv.lock (uv export --no-dev --no-emit-workspace --frozen --package usl-space), then the\n"
             "# project's own packages as wheels: uv run usl-space-bundle --output DIR builds them beside this file.\n"
             + pinned + "".join(f"./wheels/{name}\n" for name in wheels))  # fmt: skip

@@ -98,8 +98,10 @@ class Engine:
         """(outcome, preference), queries x models, for every response at once (see usl_space.board); `side`
         (weights fitted from a visitor's votes, usl_space.taste) replaces what the criteria text gives."""
         table = self.response_table()
-        soft, must = self.scorer.criteria_sides(criteria, dislikes)
-        soft = side if side is not None else soft
+        if side is not None:  # fitted from every sentence (the profile's prior): nothing counted twice as a must
+            soft, must = side, CriteriaSide(np.zeros_like(side.weights), np.zeros_like(side.voice))
+        else:
+            soft, must = self.scorer.criteria_sides(criteria, dislikes)
         rows = table.rows(ids, models)
 
         def per_response(values: np.ndarray) -> np.ndarray:
