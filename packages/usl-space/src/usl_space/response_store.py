@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import os
 import sys
+import time
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -75,7 +76,7 @@ class ResponseStore:
             known.update(zip(new, vectors, strict=True))
             keys = [_vector_key(identity, t) for t in new]
             self.folder.mkdir(parents=True, exist_ok=True)
-            with atomic_file(self.folder / f"vectors-{os.getpid()}-{len(self.vectors):08d}.npz", "wb") as handle:
+            with atomic_file(self.folder / f"vectors-{_stamp()}.npz", "wb") as handle:
                 np.savez(handle, keys=np.array([np.frombuffer(k, np.uint8) for k in keys]), vectors=vectors)
             self.vectors.update(zip(keys, vectors, strict=True))
         saved, scorer.store = scorer.store, _CachedVectors(scorer, known)
@@ -107,13 +108,18 @@ class ResponseStore:
                      "z": new.z.astype(np.float32), "quality": new.quality.astype(np.float32),
                      "voice": new.voice.astype(np.float32)}  # fmt: skip
             self.folder.mkdir(parents=True, exist_ok=True)
-            with atomic_file(self.folder / f"part-{os.getpid()}-{len(self.shards):05d}.npz", "wb") as handle:
+            with atomic_file(self.folder / f"part-{_stamp()}.npz", "wb") as handle:
                 np.savez(handle, **shard)
             self._add(shard)
         where = [self.index[d] for d in digests]
         parts = {name: np.stack([self.shards[s][name][r] for s, r in where]) for name in ("z", "quality", "voice")}
         side = ResponseSide(parts["z"], parts["quality"].astype(np.float64), parts["voice"])
         return side, len(missing)
+
+
+def _stamp() -> str:
+    """A shard name no other writer takes: time in nanoseconds and process id (a reused pid later has a later time)."""
+    return f"{time.time_ns():020d}-{os.getpid()}"
 
 
 def _vector_key(identity: str, text: str) -> bytes:
