@@ -101,6 +101,19 @@ def test_customize_through_gradio_client(app_url):
         client.predict(topics, "", "x" * 301, "", "base", ["m1"], N_QUERIES, api_name="/customize")
 
 
+def test_topic_controls_mean_what_they_show_and_another_baseline_keeps_the_first_as_a_row(app_url):
+    from gradio_client import Client
+
+    client = Client(app_url, verbose=False)
+    with pytest.raises(Exception, match="no topic is ticked"):  # cleared topics: a message, not all queries
+        client.predict([], "", "", "", "base", ["m1"], N_QUERIES, api_name="/customize")
+    table, *_ = client.predict(list(TOPICS), "", "", "", "m1", ["m2", "m3"], N_QUERIES,
+                               api_name="/customize")  # fmt: skip
+    rows = {row[2]: row for row in table["data"]}
+    assert set(rows) == {"m1 (baseline)", "m2", "m3", "base"}  # the bench's baseline ranked like any other
+    assert rows["m1 (baseline)"][4] == "–" and rows["base"][4] != "–"  # no interval against itself
+
+
 def test_inspect_and_compare(app_url):
     from gradio_client import Client
 

@@ -115,7 +115,7 @@ def test_the_app_says_what_it_could_not_read_and_tables_the_baseline_without_a_c
     import csv
 
     from crm_core.data import open_bench
-    from usl_space.app import downloads, reading, table
+    from usl_space.app import crm_label, downloads, reading, table
     from usl_space.cache import ScoreCache
     from usl_space.engine import Engine
     from usl_space.loading import open_scorer
@@ -130,6 +130,7 @@ def test_the_app_says_what_it_could_not_read_and_tables_the_baseline_without_a_c
     with gzip.open(data / "model_outputs.jsonl.gz", "wt", encoding="utf-8") as handle:
         handle.write("".join(json.dumps(r) + "\n" for r in rows))
     engine = Engine(open_bench(data), open_scorer(None, "onnx"), ScoreCache(":memory:"))
+    assert crm_label(engine.scorer) == "compositional, ONNX Runtime int8 response encoder, 128 tokens"  # the header
     text = reading(engine, ["Answer in French.", "I dislike emojis."], [])
     assert "I could not read “Answer in French.” as anything I measure" in text and "emoji -" in text
     assert "I dislike emojis" not in text.split("Read your criteria as:")[1].split("I could not")[1]
