@@ -78,3 +78,25 @@ def test_publish_dry_run_lists_the_shards_and_says_non_commercial(crm, tmp_path,
     assert "license: cc-by-nc-4.0" in out
     with pytest.raises(FileNotFoundError, match="no part"):
         publish(tmp_path / "empty", "someone/x", DryRunApi())
+
+
+def test_usl_data_sides_and_publish_sides_dry_run(tmp_path, combined_dir, capsys):
+    import json
+
+    from conftest import MODELS
+    from usl_space.data_cli import main as usl_data
+
+    crm_folder = random_compositional_crm(tmp_path / "crm")
+    store = tmp_path / "store"
+    args = ["sides", "--data", str(combined_dir), "--model", str(crm_folder), "--output", str(store), "--quiet",
+            "--baseline", "base"]  # fmt: skip
+    assert usl_data(args) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["responses"] == first["computed"] == 6 * len(MODELS)
+    assert usl_data(args) == 0  # again: everything from the store
+    assert json.loads(capsys.readouterr().out)["computed"] == 0
+    assert usl_data(["publish-sides", "--store", str(store), "--repo-id", "me/sides", "--dry-run"]) == 0
+    assert "dry run: nothing sent to https://huggingface.co/datasets/me/sides" in capsys.readouterr().out
+    assert usl_data(["sides", "--data", str(combined_dir), "--model", str(crm_folder), "--output",
+                     str(combined_dir), "--baseline", "base"]) == 2  # fmt: skip
+    assert "would destroy the input" in capsys.readouterr().err

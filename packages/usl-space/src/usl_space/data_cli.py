@@ -87,7 +87,7 @@ def _cmd_sides(args: argparse.Namespace) -> int:
     scorer = open_scorer(args.model, "auto")
     if not getattr(scorer.spec, "instant", False):
         raise ValueError("usl-data sides needs a compositional CRM (its response side does not depend on criteria)")
-    bench = open_data(args.data)
+    bench = open_data(args.data, args.baseline)
     query = dict(zip(bench.queries["idx"].to_list(), bench.queries["instruction"].to_list(), strict=True))
     keys = zip(bench.responses["idx"].to_list(), bench.responses["model"].to_list(), strict=True)
     outputs = dict(zip(keys, bench.responses["output"].to_list(), strict=True))
@@ -208,6 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", required=True, metavar="DIR", help="a bench or AlpacaEval-style folder (as usl-rank)")
     p.add_argument("--model", metavar="DIR", help="the compositional CRM (default: the shipped one)")
     p.add_argument("--output", required=True, metavar="STORE", help="the store folder (created or added to)")
+    p.add_argument(
+        "--baseline", help="the bench's baseline, where it is not gpt4_1106_preview (rows do not depend on it)"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_sides)
 
