@@ -33,9 +33,7 @@ def main(argv: list[str] | None = None) -> int:
 
     scorer = open_scorer(None, "onnx")
     bench = open_bench(args.data, models=[*default_models(), args.add])
-    query = dict(zip(bench.queries["idx"].to_list(), bench.queries["instruction"].to_list(), strict=True))
-    keys = zip(bench.responses["idx"].to_list(), bench.responses["model"].to_list(), strict=True)
-    outputs = dict(zip(keys, bench.responses["output"].to_list(), strict=True))
+    query, outputs = bench.instructions(), bench.outputs()
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "store"
         shutil.copytree(args.store, copy)

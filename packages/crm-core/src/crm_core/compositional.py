@@ -347,9 +347,11 @@ class CompositionalScorer:
         responses: Sequence[str],
         panels: Sequence[Sequence[str]] | None = None,
         progress: bool = False,
+        panel_vectors: dict[str, np.ndarray] | None = None,
     ) -> ResponseSide:
         """Criteria-free part of many (query, response) pairs; `panels` are the reference panel's answers to each
-        response's query (the answers of `reference_models` the bench has; a response's own is skipped)."""
+        response's query (the answers of `reference_models` the bench has; a response's own is skipped);
+        `panel_vectors`: embeddings of panel answers already known (by text), not encoded again."""
         encode = self.store.get if self.store is not None else self.encoder.encode
         distinct_queries = list(dict.fromkeys(queries))
         qvec = encode(distinct_queries)
@@ -359,7 +361,7 @@ class CompositionalScorer:
         if panels is not None:
             if any(isinstance(panel, str) for panel in panels):
                 raise TypeError("panels: one list of reference answers per response, not a single string")
-            known = dict(zip(responses, rvec, strict=True))
+            known = {**(panel_vectors or {}), **dict(zip(responses, rvec, strict=True))}
 
             def encode_references(texts: list[str]) -> np.ndarray:  # the panel's own answers are usually on
                 missing = [t for t in texts if t not in known]  # the bench: not encoded twice

@@ -88,9 +88,7 @@ def _cmd_sides(args: argparse.Namespace) -> int:
     if not getattr(scorer.spec, "instant", False):
         raise ValueError("usl-data sides needs a compositional CRM (its response side does not depend on criteria)")
     bench = open_data(args.data, args.baseline)
-    query = dict(zip(bench.queries["idx"].to_list(), bench.queries["instruction"].to_list(), strict=True))
-    keys = zip(bench.responses["idx"].to_list(), bench.responses["model"].to_list(), strict=True)
-    outputs = dict(zip(keys, bench.responses["output"].to_list(), strict=True))
+    query, outputs = bench.instructions(), bench.outputs()
     store = ResponseStore(args.output)
     _, computed = store.side(scorer, query, outputs, outputs, progress=not args.quiet)
     print(json.dumps({"output": str(args.output), "responses": len(outputs), "computed": computed,

@@ -55,10 +55,8 @@ class Engine:
         self.checkpoint = checkpoint or checkpoint_id(scorer.folder, scorer.weights_file)
         self.baseline = bench.baseline
         self.models = list(bench.models)
-        self.query = dict(zip(bench.queries["idx"].to_list(), bench.queries["instruction"].to_list(), strict=True))
-        responses = bench.responses
-        keys = zip(responses["idx"].to_list(), responses["model"].to_list(), strict=True)
-        self.output = dict(zip(keys, responses["output"].to_list(), strict=True))
+        self.query = bench.instructions()
+        self.output = bench.outputs()
         self.query_ids = np.array(sorted(self.query), dtype=np.int64)
         self.topics = topics
         topic_names = topics.topic if topics is not None else np.full(len(self.query_ids), "All")
@@ -87,7 +85,8 @@ class Engine:
                 models = set(self.bench.models)  # a property that queries the frame: once, not once per answer
                 base = {k: v for k, v in self.output.items() if k[1] in models}
                 self._table = ResponseTable.open(folder, self.scorer, self.query, base, self.scorer.response_side_id,
-                                                 self.bench.content_hash(), progress, default_store(home))  # fmt: skip
+                                                 self.bench.content_hash(), progress,
+                                                 lambda: default_store(home))  # fmt: skip
                 extra = {k: v for k, v in self.output.items() if k[1] not in models}
                 if extra:
                     self._table = self._table.extended(self.scorer, self.query, extra, self.output)

@@ -149,7 +149,9 @@ class ResponseTable:
     def open(cls, folder: str | os.PathLike, scorer: CompositionalScorer, query: dict[int, str],
              output: dict[tuple[int, str], str], checkpoint: str, bench_hash: str,
              progress: bool = False, store=None) -> ResponseTable:  # fmt: skip
-        """Load the saved table for this CRM and bench, or build and save it. A stale file is replaced."""
+        """Load the saved table for this CRM and bench, or build and save it. A stale file is replaced. `store`: a
+        callable giving the response store to build through, called only when a build is needed (opening a store
+        reads all its shards)."""
         path = Path(folder) / f"{checkpoint[:16]}-{bench_hash[:16]}.npz"
         if path.is_file():
             try:
@@ -158,6 +160,6 @@ class ResponseTable:
                 pass  # another CRM or format at the same name prefix: rebuild below
             except (OSError, ValueError, KeyError, zipfile.BadZipFile) as error:  # truncated or corrupt: rebuilt
                 print(f"usl: saved response side {path} is unreadable ({error}); building it again", file=sys.stderr)
-        table = cls.build(scorer, query, output, checkpoint, bench_hash, progress, store)
+        table = cls.build(scorer, query, output, checkpoint, bench_hash, progress, store() if store else None)
         table.save(path)
         return table

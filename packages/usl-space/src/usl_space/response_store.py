@@ -12,7 +12,6 @@ answers encoded.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import sys
@@ -64,26 +63,21 @@ class ResponseStore:
         for row, key in enumerate(shard["keys"]):
             self.index[bytes(key)] = (number, row)
 
-    @contextlib.contextmanager
-    def _panel_vectors(self, scorer: CompositionalScorer, panel_texts: list[str]):
-        """While computing rows: the panel's answers' vectors from the store (missing ones encoded and saved)."""
+    def _panel_vectors(self, scorer: CompositionalScorer, panel_texts: list[str]) -> dict[str, np.ndarray]:
+        """The panel's answers' vectors by text, from the store; the missing ones encoded once and saved."""
         identity = scorer.encoder.identity
         known = {t: self.vectors[k] for t in panel_texts if (k := _vector_key(identity, t)) in self.vectors}
         new = [t for t in panel_texts if t not in known]
         if new:
-            base = scorer.store.get if scorer.store is not None else scorer.encoder.encode
-            vectors = base(new).astype(np.float16)
+            encode = scorer.store.get if scorer.store is not None else scorer.encoder.encode
+            vectors = encode(new).astype(np.float16)
             known.update(zip(new, vectors, strict=True))
             keys = [_vector_key(identity, t) for t in new]
             self.folder.mkdir(parents=True, exist_ok=True)
             with atomic_file(self.folder / f"vectors-{_stamp()}.npz", "wb") as handle:
                 np.savez(handle, keys=np.array([np.frombuffer(k, np.uint8) for k in keys]), vectors=vectors)
             self.vectors.update(zip(keys, vectors, strict=True))
-        saved, scorer.store = scorer.store, _CachedVectors(scorer, known)
-        try:
-            yield
-        finally:
-            scorer.store = saved
+        return {t: v.astype(np.float32) for t, v in known.items()}
 
     def __len__(self) -> int:
         return len(self.index)
@@ -101,9 +95,9 @@ class ResponseStore:
         if missing:
             todo = [keys[n] for n in missing]
             panel_texts = sorted({t for n in missing for t in panels[n]}) if panels else []
-            with self._panel_vectors(scorer, panel_texts):
-                new = scorer.response_side([query[i] for i, _ in todo], [outputs[k] for k in todo],
-                                           [panels[n] for n in missing] if panels else None, progress)  # fmt: skip
+            new = scorer.response_side([query[i] for i, _ in todo], [outputs[k] for k in todo],
+                                       [panels[n] for n in missing] if panels else None, progress,
+                                       self._panel_vectors(scorer, panel_texts))  # fmt: skip
             shard = {"keys": np.array([np.frombuffer(digests[n], np.uint8) for n in missing]),
                      "z": new.z.astype(np.float32), "quality": new.quality.astype(np.float32),
                      "voice": new.voice.astype(np.float32)}  # fmt: skip
@@ -124,21 +118,6 @@ def _stamp() -> str:
 
 def _vector_key(identity: str, text: str) -> bytes:
     return hashlib.sha256(f"{identity}\x00{text}".encode("utf-8", "surrogatepass")).digest()[:16]
-
-
-class _CachedVectors:
-    """Stands in for the scorer's embedding lookup while a store computes rows: the panel's answers come from the
-    store's vectors (encoded once, then saved), everything else from the scorer's own lookup."""
-
-    def __init__(self, scorer: CompositionalScorer, known: dict[str, np.ndarray]):
-        self.base = scorer.store.get if scorer.store is not None else scorer.encoder.encode
-        self.known = known
-
-    def get(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self.known]
-        if missing:
-            self.known.update(zip(missing, self.base(missing, progress=progress), strict=True))
-        return np.stack([self.known[t] for t in texts]).astype(np.float32) if texts else np.zeros((0, 384), np.float32)
 
 
 def default_store(home: Path) -> ResponseStore:

@@ -48,6 +48,15 @@ class Bench:
         """Model names, sorted."""
         return sorted(self.responses["model"].unique().to_list())
 
+    def instructions(self) -> dict[int, str]:
+        """Query idx -> instruction."""
+        return dict(zip(self.queries["idx"].to_list(), self.queries["instruction"].to_list(), strict=True))
+
+    def outputs(self) -> dict[tuple[int, str], str]:
+        """(query idx, model) -> response text."""
+        keys = zip(self.responses["idx"].to_list(), self.responses["model"].to_list(), strict=True)
+        return dict(zip(keys, self.responses["output"].to_list(), strict=True))
+
     def coverage(self) -> pl.DataFrame:
         """Per model: queries answered, missing, and empty outputs. Missing answers are reported, not hidden."""
         n = self.queries.height
