@@ -176,8 +176,9 @@ def main(argv: list[str] | None = None) -> int:
         "--gate",
         action="append",
         default=[],
-        metavar="GATE:SLOPE",
-        help="also judge each CRM with these serving settings (quality_gate:gate_length_slope; repeatable)",
+        metavar="GATE:SLOPE[:SCALE]",
+        help="also judge each CRM with these serving settings (quality_gate:gate_length_slope, and weight_scale: how "
+        "far a typed criterion may outweigh quality; repeatable)",
     )
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)  # fmt: skip
@@ -206,8 +207,12 @@ def main(argv: list[str] | None = None) -> int:
         from crm_train.compositional.phrasings import LENGTH_VALIDATION_PAIRS
 
         pairs = [*LENGTH_VALIDATION_PAIRS, (None, CONCISE_EXTRA)]
-    else:
-        pairs = list(DEVELOPMENT_PAIRS)
+    else:  # ours, and the length phrasings of the second development bank, paired in order
+        from crm_train.compositional.phrasings import second_development_bank
+
+        words = [p for p in second_development_bank() if p.prop == "words"]
+        more, less = [p.text for p in words if p.sign > 0], [p.text for p in words if p.sign < 0]
+        pairs = [*DEVELOPMENT_PAIRS, *zip(more, less, strict=True)]
     results, table = {}, []
     for spec in args.model:
         name, _, folder = spec.partition("=")
@@ -215,11 +220,15 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--model takes NAME=DIR, got {spec!r}")
         engine = Engine(bench, open_scorer(folder, "onnx"), ScoreCache(":memory:"))
         engine.response_table(progress=True)
-        served = engine.scorer.quality_gate, engine.scorer.gate_length_slope
-        for gate, slope in [served, *(tuple(map(float, g.split(":"))) for g in args.gate)]:
-            label = name if (gate, slope) == served else f"{name}, gate {gate:g}, length slope {slope:g}"
-            engine.scorer.quality_gate, engine.scorer.gate_length_slope = gate, slope
-            results[label] = {"model": folder, "quality_gate": gate, "gate_length_slope": slope,
+        scorer = engine.scorer
+        served = scorer.quality_gate, scorer.gate_length_slope, scorer.heads.weight_scale
+        asked = [tuple((*map(float, g.split(":")), served[2])[:3]) for g in args.gate]
+        settings = list(dict.fromkeys([served, *asked]))  # the served setting once
+        for gate, slope, scale in settings:
+            label = name if (gate, slope, scale) == served else f"{name}, gate {gate:g}, length slope {slope:g}, " \
+                f"weight scale {scale:g}"
+            scorer.quality_gate, scorer.gate_length_slope, scorer.heads.weight_scale = gate, slope, scale
+            results[label] = {"model": folder, "quality_gate": gate, "gate_length_slope": slope, "weight_scale": scale,
                               **judge(engine, ids, defaults, lc, original, pairs)}  # fmt: skip
             table.append(summary(label, results[label]))
     emit({"half": args.half, "phrasings": args.phrasings, "summary": table, "crms": results}, args.output,

@@ -20,6 +20,7 @@ import threading
 import time
 import warnings
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import asdict
 from importlib.metadata import version
 from pathlib import Path
@@ -33,6 +34,7 @@ from usl_space.board import fewer_answers
 from usl_space.catalog import catalog
 from usl_space.charts import bar_chart, png, slope_chart
 from usl_space.engine import Engine, Leaderboard, check_criteria
+from usl_space.progress import Progress
 from usl_space.stats import MIN_QUERIES_FOR_RANKS, kendall_tau
 from usl_space.taste import Profile, Vote, ask, fit_votes, moves
 from usl_space.topics import TOPICS
@@ -129,12 +131,15 @@ def as_text(value: str) -> str:
     return html.escape(MARKDOWN_SYNTAX.sub(r"\\\1", value), quote=False)
 
 
-def status(board: Leaderboard | None, what: str = "") -> str:
+def status(board: Leaderboard | None, what: str = "", seconds: float | None = None) -> str:
+    """The status line under a board; `seconds`: the time since the visitor asked (waits included), else the
+    board's own scoring time."""
     if board is None:
         return f"{what}: nothing scored yet"
     state = "done" if board.done else "scoring..."
+    took = board.seconds if seconds is None else seconds
     text = (f"{what} {state} {board.n_queries} / {board.n_selected} queries scored, {len(board.rows)} models, "
-            f"{board.seconds:.1f} s").strip()  # fmt: skip
+            f"{took:.1f} s").strip()  # fmt: skip
     if board.n_queries < MIN_QUERIES_FOR_RANKS:
         text += (f" · only {board.n_queries} queries judged: not yet informative (wide intervals; Rank (UB) is "
                  f"shown from {MIN_QUERIES_FOR_RANKS} queries on)")  # fmt: skip
@@ -308,11 +313,32 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
             raise gr.Error("no query matches these topics; tick more topics or change the free-text topic")
         return sorted(ids)
 
-    def run(eng: Engine, criteria, dislikes, ids, models, n_queries, what, should_stop=None):
+    builder: list[threading.Thread] = []  # the thread building the response side when a visitor started it
+
+    def bench_ready(should_stop=None) -> Iterator[str]:
+        """While the instant path's response side is not in memory (a first start without a response store builds
+        it: minutes), a status line every second saying how far the build got; starts the build if nobody has.
+        Returns when it is ready, or when `should_stop` says so."""
+        if not engine.instant or engine.table_ready:
+            return
+        if engine.building is None and not any(t.is_alive() for t in builder):
+            builder[:] = [threading.Thread(target=engine.response_table, daemon=True, name="response-side")]
+            builder[0].start()
+        while not engine.table_ready:
+            if should_stop is not None and should_stop():
+                return
+            if builder and not builder[0].is_alive() and not engine.table_ready and engine.building is None:
+                raise gr.Error("building the bench's response side failed; the server log says why")
+            build = engine.building
+            yield ("Waiting for the bench: " + (build.line() if build else "loading its response side")
+                   + ". Boards take about a second once it is ready.")  # fmt: skip
+            time.sleep(1.0)
+
+    def run(eng: Engine, criteria, dislikes, ids, models, n_queries, what, should_stop=None, started=None):
         ids = eng.sample(int(n_queries) if n_queries else None, 0, ids)
         try:  # the engine checks the criteria before it scores anything
             for board in eng.stream(criteria, dislikes, ids, models, should_stop=should_stop):
-                yield board, status(board, what)
+                yield board, status(board, what, None if started is None else time.perf_counter() - started)
         except ValueError as error:
             raise gr.Error(str(error)) from None
 
@@ -329,7 +355,10 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         if (seen := views.get(key)) is not None:
             yield seen
             return
-        for board, text in run(engine, [], [], None, None, None, "General preference:"):
+        started = time.perf_counter()
+        for text in bench_ready():
+            yield gr.skip(), gr.skip(), gr.skip(), text
+        for board, text in run(engine, [], [], None, None, None, "General preference:", started=started):
             outputs = frame(board), topic_frame(board), chart(board), text
             yield outputs
         if board.done:
@@ -350,6 +379,21 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
 
     def customize(topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
                   request: gr.Request):  # fmt: skip
+        started = time.perf_counter()  # what the status reports: the visitor's wait, not only the scoring
+        stop = stops[request.session_hash] = threading.Event()
+        try:
+            yield from custom_board(topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
+                                    stop, started)  # fmt: skip
+        finally:
+            if stops.get(request.session_hash) is stop:
+                del stops[request.session_hash]
+
+    def custom_board(topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads, stop, started):
+        for text in bench_ready(stop.is_set):  # Stop ends this visitor's wait, not the build others may wait for
+            yield gr.skip(), gr.skip(), gr.skip(), text, gr.skip()
+        if stop.is_set():
+            yield gr.skip(), gr.skip(), gr.skip(), "Stopped while waiting for the bench.", gr.skip()
+            return
         eng, chosen = custom_engine(baseline, models, uploads)
         ids = selected_ids(topics, free_text or "")
         criteria, dislikes = lines(criteria), lines(dislikes)
@@ -359,21 +403,16 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         if key is not None and (seen := views.get(key)) is not None:
             yield seen
             return
-        stop = stops[request.session_hash] = threading.Event()
         board = None
-        try:
-            for board, text in run(eng, criteria, dislikes, ids, chosen, n_queries, what, stop.is_set):
-                if not board.done:  # the finished board is shown once, below, with its downloads
-                    with eng.turns:  # drawing is CPU work: it takes a turn, as scoring does (cached views never do)
-                        shown = frame(board), topic_frame(board), chart(board), text, gr.update()
-                    yield shown
-        finally:
-            if stops.get(request.session_hash) is stop:
-                del stops[request.session_hash]
+        for board, text in run(eng, criteria, dislikes, ids, chosen, n_queries, what, stop.is_set, started):
+            if not board.done:  # the finished board is shown once, below, with its downloads
+                with eng.turns:  # drawing is CPU work: it takes a turn, as scoring does (cached views never do)
+                    shown = frame(board), topic_frame(board), chart(board), text, gr.update()
+                yield shown
         if board is None:
             yield frame(None), topic_frame(None), None, f"{what} stopped before any query was scored", None
             return
-        text = status(board, what) + reading(eng, board.criteria, board.dislikes)
+        text = status(board, what, time.perf_counter() - started) + reading(eng, board.criteria, board.dislikes)
         if stop.is_set() and not board.done:
             text = text.replace(" scoring... ", " stopped at ", 1) + " · the downloads hold this partial board"
         with eng.turns:  # one folder per job: visitors never share a download
@@ -426,8 +465,10 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
     def taste_handler(outcome: float | None):
         def handler(taste, topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
                     request: gr.Request):  # fmt: skip
-            return taste_step(taste, outcome, topics, free_text, criteria, dislikes, baseline, models, n_queries,
-                              uploads, request)  # fmt: skip
+            for text in bench_ready():
+                yield waiting(text)
+            yield taste_step(taste, outcome, topics, free_text, criteria, dislikes, baseline, models, n_queries,
+                             uploads, request)  # fmt: skip
 
         return handler
 
@@ -448,12 +489,20 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                 f"Shared profile opened: {len(profile.criteria)} criteria, {len(profile.votes)} vote(s).",
                 gr.Tabs(selected="customize"), gr.Accordion(open=True))  # fmt: skip
 
+    def waiting(text: str) -> tuple:
+        """The vote handlers' outputs while the bench is not ready: only the status line (cu_status) changes."""
+        return *(gr.skip(),) * 4, text, *(gr.skip(),) * 6
+
     def shared_board(taste, topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
                      request: gr.Request):  # fmt: skip
         if not (taste or {}).get("shared") or not engine.instant:
-            return (gr.skip(),) * 11
-        return taste_step({k: v for k, v in taste.items() if k != "shared"}, None, topics, free_text, criteria,
-                          dislikes, baseline, models, n_queries, uploads, request)  # fmt: skip
+            yield (gr.skip(),) * 11
+            return
+        yield waiting("Opening the shared profile: ranking it...")
+        for text in bench_ready():
+            yield waiting(text)
+        yield taste_step({k: v for k, v in taste.items() if k != "shared"}, None, topics, free_text, criteria,
+                         dislikes, baseline, models, n_queries, uploads, request)  # fmt: skip
 
     def load_profile(path):
         if not path:
@@ -471,6 +520,8 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                 "**Ask me** to re-rank with it.")  # fmt: skip
 
     def compare(criteria_a, criteria_b, n_queries):
+        for text in bench_ready():
+            yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), text
         boards = {}
         for key, criteria in (("A", criteria_a), ("B", criteria_b)):
             for board, text in run(engine, lines(criteria), [], None, None, n_queries, f"Set {key}:"):
@@ -515,7 +566,10 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         # a plain function, not the bound method: Gradio deep-copies what a State holds, engine included
         engine.forget_uploads(visitor_uploads)
 
-    def upload(path, name, uploads, models):
+    def upload(path, name, uploads, models, request: gr.Request):
+        """Check the file, then encode its answers here, with progress (Stop ends it, nothing added): ranking with
+        the upload is then as fast as with any other model."""
+        started = time.perf_counter()
         unchanged = uploads, gr.skip(), gr.skip(), None  # the file box is emptied: the file is read once
         try:
             key, outputs = parse_upload(engine, path, name)
@@ -523,16 +577,44 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                 raise ValueError(f"at most {MAX_UPLOADS} uploaded models per visitor; reload the page to start over")
         except (ValueError, DataValidationError) as error:
             shown = str(error).replace(str(path), Path(path).name) if path else str(error)  # no server paths
-            return *unchanged, "**Upload refused:**\n\n" + "  \n".join(as_text(line) for line in shown.splitlines())
+            yield *unchanged, "**Upload refused:**\n\n" + "  \n".join(as_text(line) for line in shown.splitlines())
+            return
         finally:
             if path:
                 Path(path).unlink(missing_ok=True)  # read once: the upload is not kept on disk
+        stop = stops[f"{request.session_hash}/upload"] = threading.Event()
+        report = Progress(f"encoding the answers of {key}", len(outputs))
+        prepared: list[bool] = []
+
+        def encode() -> None:  # in a thread: this generator reports its progress meanwhile
+            prepared.append(engine.prepare_upload(key, outputs, report, stop.is_set))
+
+        worker = threading.Thread(target=encode, daemon=True, name="upload")
+        worker.start()
+        try:
+            while worker.is_alive():
+                yield *unchanged, as_text(report.line()) + ". **Stop** ends it; nothing is added then."
+                worker.join(1.0)
+        finally:
+            stops.pop(f"{request.session_hash}/upload", None)
+        if not prepared:
+            yield *unchanged, "**Upload failed** while encoding its answers; the server log says why."
+            return
+        if not prepared[0]:
+            yield *unchanged, f"**Upload stopped** after {time.perf_counter() - started:.1f} s: nothing was added."
+            return
         uploads = {**(uploads or {}), key: outputs}
         choices = model_names + list(uploads)  # the upload joins Models (ticked) and Inspect, for this visitor
         ticked = [*[m for m in models or [] if m != key], key]
-        return (uploads, gr.update(choices=choices, value=ticked), gr.update(choices=choices), None,
-                f"Added **{as_text(key)}** ({len(outputs)} of {len(engine.query)} queries answered). It is ticked "
-                "in Customize's Models and can be opened in Inspect, for this session only.")  # fmt: skip
+        yield (uploads, gr.update(choices=choices, value=ticked), gr.update(choices=choices), None,
+               f"Added **{as_text(key)}** ({len(outputs)} of {len(engine.query)} queries answered; its answers "
+               f"encoded in {time.perf_counter() - started:.1f} s, so boards with it are as quick as any). It is "
+               "ticked in Customize's Models and can be opened in Inspect, for this session only.")  # fmt: skip
+
+    def stop_upload(request: gr.Request) -> None:
+        event = stops.get(f"{request.session_hash}/upload")
+        if event is not None:
+            event.set()
 
     # -- layout ------------------------------------------------------------------------------------------------
     with gr.Blocks(title="USL") as demo:
@@ -631,7 +713,9 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                     label="model_outputs.json", file_types=[".json"], type="filepath", elem_id="upload-file"
                 )
                 up_name = gr.Textbox(label="Model name (default: the file's generator)")
-                up_go = gr.Button("Add", variant="primary")
+                with gr.Row():
+                    up_go = gr.Button("Add", variant="primary", elem_id="upload-add")
+                    up_stop = gr.Button("Stop", elem_id="upload-stop")
                 up_status = gr.Markdown(elem_id="upload-status")
 
         demo.load(leaderboard_view, None, [lb_table, lb_topics, lb_plot, lb_status], concurrency_id="score",
@@ -662,6 +746,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                      api_name="compare", concurrency_id="score", concurrency_limit=max_jobs)  # fmt: skip
         in_go.click(inspect, [in_query, in_model, in_criteria, in_dislikes, uploads],
                     [in_text, in_model_out, in_base_out, in_detail], api_name="inspect")  # fmt: skip
+        up_stop.click(stop_upload, None, None, api_name="stop_upload", concurrency_limit=None)
         up_go.click(upload, [up_file, up_name, uploads, models], [uploads, models, in_model, up_file, up_status],
                     api_name="upload")  # fmt: skip
     return demo

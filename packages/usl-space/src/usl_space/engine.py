@@ -34,6 +34,7 @@ from usl_space.board import Leaderboard, board_rows, gated_matrices, rounded
 from usl_space.cache import ScoreCache, checkpoint_id, normalise_criteria, text_digest
 from usl_space.instant import ResponseTable, release_freed_memory, response_side_of
 from usl_space.ordering import stratified_order
+from usl_space.progress import Progress
 from usl_space.response_store import default_store
 from usl_space.scheduling import FairLock
 from usl_space.topics import TopicIndex
@@ -73,20 +74,27 @@ class Engine:
         self.weighted = self.instant
         self._table: ResponseTable | None = None
         self._uploads: dict[tuple[str, str], ResponseSide] = {}  # shared by the copies with_model makes
+        self._build: list[Progress | None] = [None]  # the response side's build under way, shared by the copies
         self._word_counts: dict[str, int] = {}  # by text, shared by the copies
 
     # -- the instant path (compositional CRMs) ----------------------------------------------------------------
     def response_table(self, progress: bool = False) -> ResponseTable:
-        """The bench's response side for the compositional CRM: loaded, or built once and saved."""
+        """The bench's response side for the compositional CRM: loaded, or built once and saved. While it is being
+        built, `building` says how far it got (for the app to show to whoever waits for it)."""
         with self._table_lock:
             if self._table is None:
                 home = Path(self.cache.path).parent if self.cache.path != ":memory:" else cache_dir()
                 folder = home / "response-sides"
                 models = set(self.bench.models)  # a property that queries the frame: once, not once per answer
                 base = {k: v for k, v in self.output.items() if k[1] in models}
-                self._table = ResponseTable.open(folder, self.scorer, self.query, base, self.scorer.response_side_id,
-                                                 self.bench.content_hash(), progress,
-                                                 lambda: default_store(home))  # fmt: skip
+                self._build[0] = report = Progress("building the bench's response side (once per CRM and bench)",
+                                                   len(base))  # fmt: skip
+                try:
+                    self._table = ResponseTable.open(folder, self.scorer, self.query, base,
+                                                     self.scorer.response_side_id, self.bench.content_hash(),
+                                                     progress, lambda: default_store(home), report)  # fmt: skip
+                finally:
+                    self._build[0] = None
                 extra = {k: v for k, v in self.output.items() if k[1] not in models}
                 if extra:
                     self._table = self._table.extended(self.scorer, self.query, extra, self.output)
@@ -111,6 +119,32 @@ class Engine:
         quality, soft_part, must_part, log_words = (per_response(v) for v in side_parts)
         return gated_matrices(quality, soft_part, must_part, list(models).index(self.baseline),
                               self.scorer.quality_gate, log_words, self.scorer.gate_length_slope)  # fmt: skip
+
+    @property
+    def table_ready(self) -> bool:
+        """Whether the instant path's response side is in memory (a board is then a matter of a second)."""
+        return self._table is not None
+
+    @property
+    def building(self) -> Progress | None:
+        """The response side's build under way, if any (another thread may be running it)."""
+        return self._build[0]
+
+    def prepare_upload(self, name: str, outputs: dict[int, str], report: Progress | None = None,
+                       should_stop: Callable[[], bool] | None = None) -> bool:  # fmt: skip
+        """Encode an upload's responses now, in chunks (`report` advanced, `should_stop` asked, after each), so that
+        `with_model` finds them; False when stopped (nothing kept). The anytime path has nothing to prepare."""
+        if not self.instant:
+            return True
+        added = {(int(idx), name): text for idx, text in outputs.items()}
+        key = (name, _upload_digest(added))
+        if key not in self._uploads:
+            side = response_side_of(self.scorer, self.query, added, self.output, report=report,
+                                    should_stop=should_stop)  # fmt: skip
+            if side is None:
+                return False
+            self._uploads[key] = side
+        return True
 
     def with_baseline(self, baseline: str) -> Engine:
         """The same bench, CRM and cache, judged against another of its models."""

@@ -15,13 +15,15 @@ import os
 import sys
 import time
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 from crm_core.atomic import atomic_file
 from crm_core.compositional import CompositionalHeads, CompositionalScorer, CriteriaSide, ResponseSide
+
+from usl_space.progress import Progress
 
 FORMAT = 1
 
@@ -37,12 +39,30 @@ def panels_of(scorer: CompositionalScorer, keys: Sequence[tuple[int, str]],
 
 def response_side_of(scorer: CompositionalScorer, query: dict[int, str], outputs: dict[tuple[int, str], str],
                      reference_outputs: dict[tuple[int, str], str], progress: bool = False,
-                     ) -> ResponseSide:  # fmt: skip
+                     report: Progress | None = None, should_stop: Callable[[], bool] | None = None,
+                     chunk: int = 128) -> ResponseSide | None:  # fmt: skip
     """The response side of `outputs`, rows in sorted (idx, model) order; the reference panel's answers come from
-    `reference_outputs` (the bench)."""
+    `reference_outputs` (the bench). With `report` or `should_stop`, in chunks of `chunk` responses: `report`
+    advances after each, `should_stop` is asked before each (None returned when it said stop)."""
     keys = sorted(outputs)
     panels = panels_of(scorer, keys, reference_outputs)
-    return scorer.response_side([query[i] for i, _ in keys], [outputs[k] for k in keys], panels, progress)
+    if report is None and should_stop is None:
+        return scorer.response_side([query[i] for i, _ in keys], [outputs[k] for k in keys], panels, progress)
+    parts = []
+    for start in range(0, len(keys), chunk):
+        if should_stop is not None and should_stop():
+            return None
+        part = keys[start : start + chunk]
+        parts.append(scorer.response_side([query[i] for i, _ in part], [outputs[k] for k in part],
+                                          panels[start : start + chunk] if panels else None, progress))  # fmt: skip
+        if report is not None:
+            report.advance(start + len(part))
+    return joined(parts)
+
+
+def joined(sides: Sequence[ResponseSide]) -> ResponseSide:
+    """Several response sides as one, rows in order."""
+    return ResponseSide(*(np.concatenate([getattr(s, name) for s in sides]) for name in ("z", "quality", "voice")))
 
 
 def release_freed_memory() -> None:
@@ -94,16 +114,20 @@ class ResponseTable:
     # -- building, saving, loading ------------------------------------------------------------------------------
     @classmethod
     def build(cls, scorer: CompositionalScorer, query: dict[int, str], output: dict[tuple[int, str], str],
-              checkpoint: str, bench_hash: str, progress: bool = False, store=None) -> ResponseTable:  # fmt: skip
-        """`store` (usl_space.response_store): rows it holds are reused, the rest computed and added to it."""
+              checkpoint: str, bench_hash: str, progress: bool = False, store=None,
+              report: Progress | None = None) -> ResponseTable:  # fmt: skip
+        """`store` (usl_space.response_store): rows it holds are reused, the rest computed and added to it, a shard
+        at a time (a build cut short keeps what it finished). `report` is set to the rows to compute and advanced."""
         started = time.perf_counter()
         keys = sorted(output)
         if store is not None:
-            side, computed = store.side(scorer, query, output, output, progress)
+            side, computed = store.side(scorer, query, output, output, progress, report)
             print(f"usl: response side: {len(keys) - computed} of {len(keys)} responses from the response store, "
                   f"{computed} computed", file=sys.stderr)  # fmt: skip
         else:
-            side = response_side_of(scorer, query, output, output, progress)
+            if report is not None:
+                report.total = len(keys)
+            side = response_side_of(scorer, query, output, output, progress, report, chunk=2048)
         release_freed_memory()
         return cls(np.array([i for i, _ in keys], dtype=np.int64), [m for _, m in keys], side, checkpoint,
                    bench_hash, time.perf_counter() - started)  # fmt: skip
@@ -148,7 +172,7 @@ class ResponseTable:
     @classmethod
     def open(cls, folder: str | os.PathLike, scorer: CompositionalScorer, query: dict[int, str],
              output: dict[tuple[int, str], str], checkpoint: str, bench_hash: str,
-             progress: bool = False, store=None) -> ResponseTable:  # fmt: skip
+             progress: bool = False, store=None, report: Progress | None = None) -> ResponseTable:  # fmt: skip
         """Load the saved table for this CRM and bench, or build and save it. A stale file is replaced. `store`: a
         callable giving the response store to build through, called only when a build is needed (opening a store
         reads all its shards)."""
@@ -160,6 +184,6 @@ class ResponseTable:
                 pass  # another CRM or format at the same name prefix: rebuild below
             except (OSError, ValueError, KeyError, zipfile.BadZipFile) as error:  # truncated or corrupt: rebuilt
                 print(f"usl: saved response side {path} is unreadable ({error}); building it again", file=sys.stderr)
-        table = cls.build(scorer, query, output, checkpoint, bench_hash, progress, store() if store else None)
+        table = cls.build(scorer, query, output, checkpoint, bench_hash, progress, store() if store else None, report)
         table.save(path)
         return table

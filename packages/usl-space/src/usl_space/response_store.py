@@ -25,6 +25,7 @@ from crm_core.atomic import atomic_file
 from crm_core.compositional import CompositionalScorer, ResponseSide
 
 from usl_space.instant import panels_of
+from usl_space.progress import Progress
 
 
 def row_key(side_id: str, query: str, response: str, panel: Sequence[str] | None) -> bytes:
@@ -83,28 +84,34 @@ class ResponseStore:
         return len(self.index)
 
     def side(self, scorer: CompositionalScorer, query: dict[int, str], outputs: dict[tuple[int, str], str],
-             reference_outputs: dict[tuple[int, str], str],
-             progress: bool = False) -> tuple[ResponseSide, int]:  # fmt: skip
+             reference_outputs: dict[tuple[int, str], str], progress: bool = False,
+             report: Progress | None = None, chunk: int = 2048) -> tuple[ResponseSide, int]:  # fmt: skip
         """The response side of `outputs` in sorted (idx, model) order, and how many rows had to be computed; new
-        rows are saved as a shard."""
+        rows are computed and saved a shard of `chunk` rows at a time (a build cut short keeps its finished shards),
+        `report` set to the rows to compute and advanced after each shard."""
         keys = sorted(outputs)
         panels = panels_of(scorer, keys, reference_outputs)
         digests = [row_key(scorer.response_side_id, query[i], outputs[(i, m)], panels[n] if panels else None)
                    for n, (i, m) in enumerate(keys)]  # fmt: skip
         missing = [n for n, d in enumerate(digests) if d not in self.index]
-        if missing:
-            todo = [keys[n] for n in missing]
-            panel_texts = sorted({t for n in missing for t in panels[n]}) if panels else []
+        if report is not None:
+            report.total = len(missing)
+        for start in range(0, len(missing), chunk):
+            rows = missing[start : start + chunk]
+            todo = [keys[n] for n in rows]
+            panel_texts = sorted({t for n in rows for t in panels[n]}) if panels else []
             new = scorer.response_side([query[i] for i, _ in todo], [outputs[k] for k in todo],
-                                       [panels[n] for n in missing] if panels else None, progress,
+                                       [panels[n] for n in rows] if panels else None, progress,
                                        self._panel_vectors(scorer, panel_texts))  # fmt: skip
-            shard = {"keys": np.array([np.frombuffer(digests[n], np.uint8) for n in missing]),
+            shard = {"keys": np.array([np.frombuffer(digests[n], np.uint8) for n in rows]),
                      "z": new.z.astype(np.float32), "quality": new.quality.astype(np.float32),
                      "voice": new.voice.astype(np.float32)}  # fmt: skip
             self.folder.mkdir(parents=True, exist_ok=True)
             with atomic_file(self.folder / f"part-{_stamp()}.npz", "wb") as handle:
                 np.savez(handle, **shard)
             self._add(shard)
+            if report is not None:
+                report.advance(start + len(rows))
         where = [self.index[d] for d in digests]
         parts = {name: np.stack([self.shards[s][name][r] for s, r in where]) for name in ("z", "quality", "voice")}
         side = ResponseSide(parts["z"], parts["quality"].astype(np.float64), parts["voice"])
