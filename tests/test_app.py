@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import time
 from pathlib import Path
@@ -357,3 +358,71 @@ def test_view_memo_keeps_the_latest_views_for_a_while_and_job_folders_are_pruned
     old.mkdir()
     recent = app.job_folder(tmp_path)
     assert recent.is_dir() and not old.exists() and app.job_folder(tmp_path) != recent
+
+
+class SlowSides:
+    """The shipped compositional CRM, taking `seconds` longer per batch of responses it encodes, as a whole bench
+    or a big upload does on a CPU: time to see the progress and press Stop."""
+
+    def __init__(self, scorer, seconds: float):
+        self.scorer, self.seconds = scorer, seconds
+
+    def __getattr__(self, name):
+        return getattr(self.scorer, name)
+
+    def response_side(self, *args, **kwargs):
+        time.sleep(self.seconds)
+        return self.scorer.response_side(*args, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def slow_sides_app_url(tmp_path_factory):
+    """An app whose response side is not built yet and builds slowly; uploads are encoded two answers a step."""
+    from crm_core.model import load_crm
+    from usl_space import app
+    from usl_space.app import build_app
+
+    crm = Path(__file__).resolve().parents[1] / "space" / "models" / "crm-compositional"
+    bench = toy_bench()
+    engine = Engine(bench, SlowSides(load_crm(crm), 3.0), ScoreCache(tmp_path_factory.mktemp("c") / "scores.sqlite"),
+                    toy_topics(bench))  # fmt: skip
+    chunk, app.UPLOAD_CHUNK = app.UPLOAD_CHUNK, 2
+    demo = build_app(engine)
+    demo.queue(default_concurrency_limit=4)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    yield f"http://127.0.0.1:{port}/", engine
+    demo.close()
+    app.UPLOAD_CHUNK = chunk
+
+
+def test_a_visitor_is_told_what_the_app_waits_for_and_stop_ends_an_upload_within_a_step(slow_sides_app_url, tmp_path):
+    from gradio_client import Client, handle_file
+
+    url, engine = slow_sides_app_url
+    client = Client(url, verbose=False)
+    started = time.perf_counter()
+    job = client.submit(list(TOPICS), "", "Prefer short answers.", "", "base", ["m1"], N_QUERIES,
+                        api_name="/customize")  # fmt: skip
+    final_status = job.result()[3]
+    waited = time.perf_counter() - started
+    statuses = [out[3] for out in job.outputs()]
+    assert any(s.startswith("Waiting for the bench: building the bench's response side") and " of " in s
+               and "so far" in s for s in statuses)  # fmt: skip
+    assert "done" in final_status and engine.table_ready
+    reported = float(re.search(r"models, ([0-9.]+) s", final_status).group(1))
+    assert 3.0 <= reported <= waited  # the time since the visitor asked, the build's wait included
+    good = tmp_path / "model_outputs.json"
+    good.write_text(json.dumps([{"instruction": f"Question {i}: how do I do task {i}?", "output": f"mine {i}"}
+                                for i in range(N_QUERIES)]))  # fmt: skip
+    job = client.submit(handle_file(str(good)), "mine", ["m1"], api_name="/upload")
+    deadline = time.monotonic() + 60
+    while not any("encoding the answers of upload:mine" in str(out[-1]) for out in job.outputs()):
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    asked = time.perf_counter()
+    client.predict(api_name="/stop_upload")
+    *_, message = job.result()
+    assert "Upload stopped" in message and "nothing was added" in message
+    assert time.perf_counter() - asked < 3.0 + 2.0  # heard before the next step of two answers (3 s each here)
+    assert not engine._uploads

@@ -100,3 +100,50 @@ def test_usl_data_sides_and_publish_sides_dry_run(tmp_path, combined_dir, capsys
     assert usl_data(["sides", "--data", str(combined_dir), "--model", str(crm_folder), "--output",
                      str(combined_dir), "--baseline", "base"]) == 2  # fmt: skip
     assert "would destroy the input" in capsys.readouterr().err
+
+
+def test_a_build_reports_progress_by_shard_and_one_cut_short_keeps_what_it_finished(crm, tmp_path):
+    from usl_space.progress import Progress
+
+    crm.reference_models = []
+    query, outputs = bench(["base", "alpha", "beta"])  # 9 rows: shards of 4, 4 and 1
+    report = Progress("building", 0, log=False)
+    calls = []
+    side = crm.response_side
+
+    def failing_third(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # the build is killed while computing its third shard
+        return side(*args, **kwargs)
+
+    crm.response_side = failing_third
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            ResponseStore(tmp_path / "s").side(crm, query, outputs, outputs, report=report, chunk=4)
+    finally:
+        del crm.response_side
+    assert (report.total, report.done) == (9, 8) and "8 of 9 answers" in report.line()
+    again = Progress("building", 0, log=False)
+    _, computed = ResponseStore(tmp_path / "s").side(crm, query, outputs, outputs, report=again, chunk=4)
+    assert computed == 1 and (again.total, again.done) == (1, 1)  # only the row the killed build had not saved
+
+
+def test_an_upload_is_prepared_in_chunks_with_progress_and_stops_with_nothing_kept(crm):
+    from test_engine import toy_bench
+    from usl_space.cache import ScoreCache
+    from usl_space.engine import Engine
+    from usl_space.progress import Progress
+
+    crm.reference_models = []
+    bench_ = toy_bench()
+    engine = Engine(bench_, crm, ScoreCache(":memory:"))
+    outputs = {int(i): f"An uploaded answer to query {i}." for i in engine.query}
+    asked = []
+    assert not engine.prepare_upload("up", outputs, should_stop=lambda: asked.append(1) or len(asked) > 1, chunk=4)
+    assert not engine._uploads  # stopped after the first chunk: nothing kept
+    report = Progress("encoding", len(outputs), log=False)
+    assert engine.prepare_upload("up", outputs, report=report, chunk=4) and report.done == len(outputs)
+    assert len(outputs) > 4 and len(asked) == 2  # Stop was asked before each chunk and heard before the second
+    board = engine.with_model("up", outputs).rank(models=[*engine.models, "up"])
+    assert "up" in {row["model"] for row in board.rows}

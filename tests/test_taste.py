@@ -3,7 +3,10 @@ in usl-rank as it was fitted."""
 
 from __future__ import annotations
 
+import base64
 import json
+import zlib
+from dataclasses import asdict
 
 import numpy as np
 import pytest
@@ -65,13 +68,30 @@ def test_share_link_token_round_trip_and_damaged_links():
     profile = Profile(["No emojis 🙅", "Use headings."], [], ["Coding"], [Vote(3, "m1", "m2", 1.0)] * 10,
                       [0.5] * 27, [0.0] * 16)  # fmt: skip
     token = profile.link_token()
-    assert set(token) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")  # URL-safe
+    assert set(token) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")  # URL-safe
     back = Profile.from_link_token(token)
     assert back.criteria == profile.criteria and back.votes == profile.votes and back.topics == ["Coding"]
     assert back.weights is None  # refitted from criteria and votes on arrival, so links stay short
-    for broken in (token[:-8], "not a token", "A" * 9000):
+    assert Profile.from_link_token(profile.link_token(["Coding"])).topics == []  # all ticked: opens with all
+    legacy = base64.urlsafe_b64encode(zlib.compress(json.dumps(asdict(profile)).encode())).decode().rstrip("=")
+    assert Profile.from_link_token(legacy).votes == profile.votes  # links made before compact ones still open
+    for broken in (token[:-8], "not a token", "A" * 9000, "2." + token[2:-3]):
         with pytest.raises(ValueError, match="link's profile"):
             Profile.from_link_token(broken)
+
+
+def test_a_share_link_with_three_votes_of_todays_models_stays_short():
+    from usl_space.topics import TOPICS
+
+    votes = [Vote(12, "Meta-Llama-3.1-405B-Instruct-Turbo", "claude-3-5-sonnet-20240620", 1.0),
+             Vote(301, "gpt-4o-2024-05-13", "Qwen2-72B-Instruct", 0.0),
+             Vote(77, "yi-large-preview", "gpt-4-turbo-2024-04-09", 0.5)]  # fmt: skip
+    profile = Profile(["Prefer short, concise answers."], [], list(TOPICS), votes)
+    old = base64.urlsafe_b64encode(zlib.compress(json.dumps({k: v for k, v in asdict(profile).items()
+                                   if k not in ("weights", "voice")}).encode(), 9)).decode()  # fmt: skip
+    token = profile.link_token(TOPICS)
+    assert len(token) <= 170 < len(old)  # ~540 characters before
+    assert Profile.from_link_token(token).votes == votes
 
 
 def test_usl_rank_with_a_profile_ranks_as_its_votes_say(per_model_dir, tmp_path, capsys):

@@ -51,6 +51,7 @@ PRESETS = {
 }
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024  # also the server's limit (launch max_file_size): bigger posts are never stored
 MAX_UPLOADS = 3  # uploaded models per visitor; their responses are freed when the visitor leaves
+UPLOAD_CHUNK = 32  # an upload's answers encoded per step (~0.25 s on 2 cores): Stop is heard between steps
 TABLE_HEIGHT = 1700  # px: 40 models and the header without an inner scroll bar
 TABLE_COLUMNS = [
     "Rank",
@@ -279,7 +280,7 @@ def share_link(request: gr.Request | None, profile: Profile) -> str:
     """The page's address with the profile as `?profile=TOKEN` (the browser's address, from the Referer the page
     sends; a bare query string when there is none)."""
     page = (request.headers.get("referer") or "") if request is not None else ""
-    return f"{page.split('?', 1)[0]}?profile={profile.link_token()}"
+    return f"{page.split('?', 1)[0]}?profile={profile.link_token(TOPICS)}"
 
 
 def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Leaderboard",
@@ -587,7 +588,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         prepared: list[bool] = []
 
         def encode() -> None:  # in a thread: this generator reports its progress meanwhile
-            prepared.append(engine.prepare_upload(key, outputs, report, stop.is_set))
+            prepared.append(engine.prepare_upload(key, outputs, report, stop.is_set, UPLOAD_CHUNK))
 
         worker = threading.Thread(target=encode, daemon=True, name="upload")
         worker.start()

@@ -131,16 +131,17 @@ class Engine:
         return self._build[0]
 
     def prepare_upload(self, name: str, outputs: dict[int, str], report: Progress | None = None,
-                       should_stop: Callable[[], bool] | None = None) -> bool:  # fmt: skip
-        """Encode an upload's responses now, in chunks (`report` advanced, `should_stop` asked, after each), so that
-        `with_model` finds them; False when stopped (nothing kept). The anytime path has nothing to prepare."""
+                       should_stop: Callable[[], bool] | None = None, chunk: int = 128) -> bool:  # fmt: skip
+        """Encode an upload's responses now, `chunk` at a time (`report` advanced after each, `should_stop` asked
+        before each), so that `with_model` finds them; False when stopped (nothing kept). The anytime path has
+        nothing to prepare."""
         if not self.instant:
             return True
         added = {(int(idx), name): text for idx, text in outputs.items()}
         key = (name, _upload_digest(added))
         if key not in self._uploads:
             side = response_side_of(self.scorer, self.query, added, self.output, report=report,
-                                    should_stop=should_stop)  # fmt: skip
+                                    should_stop=should_stop, chunk=chunk)  # fmt: skip
             if side is None:
                 return False
             self._uploads[key] = side

@@ -16,7 +16,9 @@ import base64
 import json
 import os
 import zlib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -81,26 +83,55 @@ class Profile:
         return cls([str(c) for c in data.get("criteria", [])], [str(d) for d in data.get("dislikes", [])],
                    [str(t) for t in data.get("topics", [])], votes, data.get("weights"), data.get("voice"))  # fmt: skip
 
-    def link_token(self) -> str:
-        """The profile as a URL-safe token for a share link (`?profile=TOKEN`). Weights are left out: they are
-        refitted from the criteria and votes, which gives the same board and keeps links short."""
-        data = {k: v for k, v in asdict(self).items() if k not in ("weights", "voice")}
+    def link_token(self, all_topics: Sequence[str] = ()) -> str:
+        """The profile as a URL-safe token for a share link (`?profile=TOKEN`): "2." and the criteria, dislikes,
+        topics (none when they are `all_topics`: the link then opens with all ticked) and votes as compact JSON,
+        deflated with the frozen word list share_link_words.txt (model and topic names: a link with three votes
+        is ~150 characters instead of ~540). Weights are left out: refitted from criteria and votes, they give the
+        same board."""
+        topics = [] if set(self.topics) == set(all_topics) else self.topics
+        data = {"c": self.criteria, "d": self.dislikes, "t": topics,
+                "v": [[v.idx, v.model_a, v.model_b, v.outcome] for v in self.votes]}  # fmt: skip
+        data = {k: v for k, v in data.items() if v}
         raw = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-        return base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode("ascii").rstrip("=")
+        deflate = zlib.compressobj(9, zdict=_link_words())
+        return LINK_PREFIX + base64.urlsafe_b64encode(deflate.compress(raw) + deflate.flush()).decode().rstrip("=")
 
     @classmethod
     def from_link_token(cls, token: str) -> Profile:
-        """The profile a share link carries; a clear ValueError for a damaged or foreign token."""
+        """The profile a share link carries (this version's links, and the longer ones made before them); a clear
+        ValueError for a damaged or foreign token."""
         token = token.strip()
         if len(token) > MAX_LINK_TOKEN:
             raise ValueError(f"the link's profile is too long ({len(token)} characters, at most {MAX_LINK_TOKEN})")
+        compact = token.startswith(LINK_PREFIX)
+        body = token.removeprefix(LINK_PREFIX)
         try:
-            raw = zlib.decompressobj().decompress(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)),
-                                                  MAX_LINK_TOKEN * 8)  # fmt: skip
+            inflate = zlib.decompressobj(zdict=_link_words()) if compact else zlib.decompressobj()
+            raw = inflate.decompress(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)), MAX_LINK_TOKEN * 8)
             data = json.loads(raw.decode("utf-8"))
         except (ValueError, zlib.error) as error:
             raise ValueError(f"the link's profile could not be read; was the link cut off? ({error})") from None
+        if compact:
+            if not isinstance(data, dict) or not isinstance(data.get("v", []), list):
+                raise ValueError("the link's profile could not be read: not a USL profile")
+            try:
+                votes = [{"idx": i, "model_a": a, "model_b": b, "outcome": o} for i, a, b, o in data.get("v", [])]
+            except (TypeError, ValueError):
+                raise ValueError("the link's profile: votes: each needs idx, model_a, model_b, outcome") from None
+            data = {"version": PROFILE_VERSION, "criteria": data.get("c", []), "dislikes": data.get("d", []),
+                    "topics": data.get("t", []), "votes": votes}  # fmt: skip
         return cls.from_dict(data, "the link's profile")
+
+
+LINK_PREFIX = "2."  # not in the base64 alphabet: a token made before compact links has no such prefix
+
+
+@lru_cache(maxsize=1)
+def _link_words() -> bytes:
+    """The deflate dictionary of compact links. Frozen: links made with it must keep opening, so a new list of
+    words would need a new LINK_PREFIX (the old one kept for reading)."""
+    return (Path(__file__).with_name("share_link_words.txt")).read_bytes()
 
 
 def features(side: ResponseSide) -> np.ndarray:
