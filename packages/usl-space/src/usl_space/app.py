@@ -53,12 +53,13 @@ MAX_UPLOAD_BYTES = 20 * 1024 * 1024  # also the server's limit (launch max_file_
 MAX_UPLOADS = 3  # uploaded models per visitor; their responses are freed when the visitor leaves
 UPLOAD_CHUNK = 32  # an upload's answers encoded per step (~0.25 s on 2 cores): Stop is heard between steps
 TABLE_HEIGHT = 1700  # px: 40 models and the header without an inner scroll bar
+# what decides the order first (a phone shows these four), then the rest
 TABLE_COLUMNS = [
     "Rank",
-    "Rank (UB)",
     "Model",
     "Win rate %",
     "95% CI %",
+    "Rank (UB)",
     "LC win rate %",
     "Queries",
     "Avg words",
@@ -72,6 +73,14 @@ LEGEND = (
 )
 CSV_COLUMNS = ["rank", "rank_ub", "model", "baseline", "win_rate", "ci_low", "ci_high", "lc_win_rate", "n",
                "avg_words"]  # fmt: skip
+# headers wrap between words only, never inside one ("Ran k"); the per-column menu (sort, copy) is hidden: it
+# takes a header's room
+BOARD_CSS = """
+.usl-board th .header { white-space: normal; word-break: keep-all; overflow-wrap: normal; }
+.usl-board .cell-menu-button { display: none; }
+"""
+# after a board is ranked or a share link opened: its status line and table scrolled into view
+SCROLL_TO_BOARD = "() => document.getElementById('custom-status')?.scrollIntoView({behavior: 'smooth', block: 'start'})"
 SEMANTICS = (
     "**What a criterion does:** it decides between answers of comparable quality; it does not make a clearly worse "
     "answer win by being shorter, longer or emoji-free. Write *must*, *never* or *always* in a criterion to make it "
@@ -89,16 +98,15 @@ def pct(value: float | None) -> str:
 
 
 def table(board: Leaderboard | None, topics: bool = True) -> list[list[Any]]:
-    """Rows for the Dataframe and the CSV: rank, Rank (UB), model, win rate with its CI, LC win rate, queries,
-    average words, then (with `topics`) the per-topic win rates."""
+    """Rows for the Dataframe: rank, model, win rate with its CI, Rank (UB), LC win rate, queries, average words,
+    who made it, then (with `topics`) the per-topic win rates."""
     if board is None:
         return []
     out = []
     for row in board.rows:
         interval = "–" if row["baseline"] else f"{pct(row['ci_low'])} – {pct(row['ci_high'])}"  # none vs itself
-        cells = [row["rank"], "–" if row["rank_ub"] is None else row["rank_ub"],
-                 row["model"] + (" (baseline)" if row["baseline"] else ""), pct(row["win_rate"]),
-                 interval, pct(row["lc_win_rate"]), row["n"],
+        cells = [row["rank"], row["model"] + (" (baseline)" if row["baseline"] else ""), pct(row["win_rate"]),
+                 interval, "–" if row["rank_ub"] is None else row["rank_ub"], pct(row["lc_win_rate"]), row["n"],
                  f"{row['avg_words']:.0f}", about(row["model"])]  # fmt: skip
         out.append(cells + ([pct(row["topics"].get(t)) for t in board.topics] if topics else []))
     return out
@@ -113,6 +121,17 @@ def about(model: str) -> str:
 def frame(board: Leaderboard | None) -> dict:
     """The main table: every model, no per-topic columns (those are in `topic_frame`)."""
     return {"headers": TABLE_COLUMNS, "data": table(board, topics=False) or [[None] * len(TABLE_COLUMNS)]}
+
+
+COMPACT_COLUMNS = 4  # Rank, Model, Win rate %, 95% CI %: what two boards side by side have room for
+# px per column of the main table: the first four fit a 390 px phone (long model names wrap at their hyphens)
+COLUMN_WIDTHS = ["52px", "112px", "64px", "96px", "64px", "72px", "80px", "64px", "240px"]
+
+
+def compact_frame(board: Leaderboard | None) -> dict:
+    """Compare's tables: two side by side, so only the columns that decide an order (the rest is in Customize)."""
+    rows = [row[:COMPACT_COLUMNS] for row in table(board, topics=False)]
+    return {"headers": TABLE_COLUMNS[:COMPACT_COLUMNS], "data": rows or [[None] * COMPACT_COLUMNS]}
 
 
 def topic_frame(board: Leaderboard | None) -> dict:
@@ -385,6 +404,8 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         try:
             yield from custom_board(topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
                                     stop, started)  # fmt: skip
+        except gr.Error as error:  # said in the status line; the board shown before stays (no red "Error" over it)
+            yield gr.skip(), gr.skip(), gr.skip(), f"**Not ranked:** {as_text(error.message)}", gr.skip()
         finally:
             if stops.get(request.session_hash) is stop:
                 del stops[request.session_hash]
@@ -452,6 +473,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         taste = {"votes": [asdict(v) for v in votes], "pending": [idx, a, b]}
         moved = moves(prior, side)
         read = f"{len(votes)} vote(s). The votes moved: {moved}" if moved else f"{len(votes)} vote(s)."
+        read += " · Top 3 now: " + ", ".join(as_text(row["model"]) for row in board.rows[:3])  # seen by the buttons
         profile = Profile(criteria_lines, dislike_lines, list(topics or []), votes,
                           [float(w) for w in side.weights], [float(u) for u in side.voice])  # fmt: skip
         folder = work / "profiles" / f"{time.time_ns()}"
@@ -533,13 +555,13 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
     def compare_outputs(boards: dict) -> tuple:
         a, b = boards.get("A"), boards.get("B")
         if a is None or b is None:
-            return frame(a), frame(b), None, ""
+            return compact_frame(a), compact_frame(b), None, ""
         rate_a = {r["model"]: r["win_rate"] for r in a.rows}
         rate_b = {r["model"]: r["win_rate"] for r in b.rows}
         common = sorted(set(rate_a) & set(rate_b))
         tau = kendall_tau([rate_a[m] for m in common], [rate_b[m] for m in common])
         slopes = png(slope_chart(a, b), job_folder(work / "charts"))
-        return frame(a), frame(b), slopes, f"**Kendall tau** between the two rankings: {tau:+.3f}"
+        return compact_frame(a), compact_frame(b), slopes, f"**Kendall tau** between the two rankings: {tau:+.3f}"
 
     def inspect(query_choice, model, criteria, dislikes, uploads):
         eng = engine.with_model(model, uploads[model]) if model in (uploads or {}) else engine
@@ -619,12 +641,15 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
 
     # -- layout ------------------------------------------------------------------------------------------------
     with gr.Blocks(title="USL") as demo:
+        gr.HTML(f"<style>{BOARD_CSS}</style>", padding=False)  # here, not launch(css=): every launcher gets it
         gr.Markdown(header)
         uploads = gr.State({}, delete_callback=forget_uploads)  # the visitor left: free their uploads
         with gr.Tabs() as tabs:
             with gr.Tab("Leaderboard"):
                 lb_status = gr.Markdown("Loading the general-preference leaderboard...")
-                lb_table = gr.Dataframe(frame(None), interactive=False, wrap=True, max_height=TABLE_HEIGHT)
+                lb_table = gr.Dataframe(frame(None), interactive=False, wrap=True, max_height=TABLE_HEIGHT,
+                                        elem_id="leaderboard-table", elem_classes="usl-board",
+                                        column_widths=COLUMN_WIDTHS)  # fmt: skip
                 gr.Markdown(LEGEND)
                 with gr.Accordion("Win rate by topic (%)", open=False):
                     lb_topics = gr.Dataframe(topic_frame(None), interactive=False, max_height=TABLE_HEIGHT)
@@ -651,7 +676,8 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                     stop = gr.Button("Stop")
                 cu_status = gr.Markdown(elem_id="custom-status")
                 cu_table = gr.Dataframe(frame(None), interactive=False, wrap=True, elem_id="custom-table",
-                                        max_height=TABLE_HEIGHT)  # fmt: skip
+                                        max_height=TABLE_HEIGHT, elem_classes="usl-board",
+                                        column_widths=COLUMN_WIDTHS)  # fmt: skip
                 gr.Markdown(LEGEND)
                 gr.Markdown(SEMANTICS, elem_id="semantics")
                 with gr.Accordion("Win rate by topic (%)", open=False):
@@ -689,8 +715,10 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                 cmp_go = gr.Button("Compare", variant="primary")
                 cmp_status, cmp_tau = gr.Markdown(), gr.Markdown()
                 with gr.Row():
-                    cmp_a = gr.Dataframe(frame(None), interactive=False, label="Ranking A")
-                    cmp_b = gr.Dataframe(frame(None), interactive=False, label="Ranking B")
+                    cmp_a = gr.Dataframe(compact_frame(None), interactive=False, label="Ranking A", wrap=True,
+                                         max_height=TABLE_HEIGHT, elem_id="compare-a")  # fmt: skip
+                    cmp_b = gr.Dataframe(compact_frame(None), interactive=False, label="Ranking B", wrap=True,
+                                         max_height=TABLE_HEIGHT, elem_id="compare-b")  # fmt: skip
                 cmp_plot = gr.Image(label="Rank under A and under B", type="filepath", interactive=False)
             with gr.Tab("Inspect"):
                 choices = [f"{idx}: {text[:90]}" for idx, text in sorted(engine.query.items())]
@@ -729,7 +757,7 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
         # "always_last": a Rank pressed while a job is still finishing is run after it, never dropped
         go.click(customize, [topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads],
                  [cu_table, cu_topics, cu_plot, cu_status, files], api_name="customize", concurrency_id="score",
-                 concurrency_limit=max_jobs, trigger_mode="always_last")  # fmt: skip
+                 concurrency_limit=max_jobs, trigger_mode="always_last").then(None, js=SCROLL_TO_BOARD)  # fmt: skip
         stop.click(stop_job, None, None, api_name="stop", concurrency_limit=None)
         taste_inputs = [topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads]
         taste_outputs = [taste, cu_table, cu_topics, cu_plot, cu_status, taste_query, taste_a, taste_b, taste_read,
@@ -740,7 +768,9 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                          concurrency_id="score")  # fmt: skip
         demo.load(
             open_shared, None, [criteria, dislikes, topics, taste, taste_read, tabs, taste_box], api_name=False
-        ).then(shared_board, [taste, *taste_inputs], taste_outputs, api_name=False, concurrency_id="score")
+        ).then(shared_board, [taste, *taste_inputs], taste_outputs, api_name=False, concurrency_id="score").then(
+            None, js=SCROLL_TO_BOARD
+        )
         profile_in.upload(load_profile, profile_in, [criteria, dislikes, topics, taste, taste_read],
                           api_name="load_profile")  # fmt: skip
         cmp_go.click(compare, [crit_a, crit_b, cmp_n], [cmp_a, cmp_b, cmp_plot, cmp_tau, cmp_status],

@@ -11,6 +11,7 @@ matplotlib.use("Agg")  # headless: the Space has no display
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from usl_space.engine import Leaderboard
 
@@ -53,7 +54,8 @@ def bar_chart(board: Leaderboard | None, top: int | None = None) -> Figure | Non
 
 
 def slope_chart(a: Leaderboard, b: Leaderboard) -> Figure:
-    """Each model's rank under criteria A (left) and B (right), joined by a line; rising models in green."""
+    """Each model's rank under criteria A (left) and B (right), joined by a line: green where it ranks higher under
+    B, red lower, grey the same (said in the legend under the chart)."""
     rank_a = {r["model"]: r["rank"] for r in a.rows}
     rank_b = {r["model"]: r["rank"] for r in b.rows}
     models = sorted(set(rank_a) & set(rank_b), key=rank_a.get)
@@ -69,6 +71,9 @@ def slope_chart(a: Leaderboard, b: Leaderboard) -> Figure:
     ax.set_xticks([0, 1], ["criteria A", "criteria B"])
     ax.set_yticks([])
     ax.set_frame_on(False)
+    ax.legend(handles=[Line2D([], [], color=c, label=t) for c, t in (("#2a9d3a", "ranks higher under B"),
+              ("#c0392b", "ranks lower under B"), ("#777777", "same rank"))], loc="upper center",
+              bbox_to_anchor=(0.5, 0), ncol=3, fontsize=7, frameon=False)  # fmt: skip
     fig.tight_layout()
     plt.close(fig)
     return fig
