@@ -98,7 +98,7 @@ def test_customize_through_gradio_client(app_url):
     # only the first topic ticked: the ranking covers its 6 queries
     _, _, _, status, _ = client.predict([topics[0]], "", "", "", "base", ["m1"], N_QUERIES, api_name="/customize")
     assert "6 / 6 queries" in status
-    kept, _, _, message, _ = client.predict(topics, "", "x" * 301, "", "base", ["m1"], N_QUERIES,
+    *_, message, _ = client.predict(topics, "", "x" * 301, "", "base", ["m1"], N_QUERIES,
                                             api_name="/customize")  # fmt: skip
     assert message.startswith("**Not ranked:**") and "at most 300 characters" in message
 
