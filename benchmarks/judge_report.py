@@ -225,8 +225,8 @@ def main(argv: list[str] | None = None) -> int:
         asked = [tuple((*map(float, g.split(":")), served[2])[:3]) for g in args.gate]
         settings = list(dict.fromkeys([served, *asked]))  # the served setting once
         for gate, slope, scale in settings:
-            label = name if (gate, slope, scale) == served else f"{name}, gate {gate:g}, length slope {slope:g}, " \
-                f"weight scale {scale:g}"
+            setting = f"gate {gate:g}, length slope {slope:g}, weight scale {scale:g}"
+            label = name if (gate, slope, scale) == served else f"{name}, {setting}"
             scorer.quality_gate, scorer.gate_length_slope, scorer.heads.weight_scale = gate, slope, scale
             results[label] = {"model": folder, "quality_gate": gate, "gate_length_slope": slope, "weight_scale": scale,
                               **judge(engine, ids, defaults, lc, original, pairs)}  # fmt: skip
