@@ -1,9 +1,9 @@
-"""README.md's result tables, generated from the raw results under benchmarks/results/, so the README never
-quotes a number the results files do not hold. Each table sits between `<!-- table:NAME -->` and
-`<!-- /table:NAME -->` in README.md.
+"""The result tables of README.md, docs/internals.md and docs/experiments.md, generated from the raw results, so the
+documents never quote a number the results files do not hold. Each table sits between `<!-- table:NAME -->` and
+`<!-- /table:NAME -->` in one of the documents.
 
-    uv run python benchmarks/tables.py           # rewrite the tables in README.md
-    uv run python benchmarks/tables.py --check   # exit 1 if README.md is out of date (a test runs this)
+    uv run python benchmarks/tables.py           # rewrite the tables in the documents
+    uv run python benchmarks/tables.py --check   # exit 1 if one is out of date (a test runs this)
 """
 
 from __future__ import annotations
@@ -94,6 +94,84 @@ def report_card_table(r: dict | None = None) -> str:
             f"{v['baselines']['longer_wins']:.3f} | {v['baselines']['random']:.3f} | {margin:+.3f} | "
             f"{v['position_consistency']:.3f} | {v['ece']:.3f} | {'' if flip is None else f'{flip:.3f}'} |"
         )
+    return "\n".join(lines)
+
+
+def judge_table() -> str:
+    """README's one table of how good the judge is: the shipped CRM as served (ONNX int8) on held-out data beside
+    the simple baselines, and the checks of the judge report (benchmarks/judge_report.py)."""
+    r, j = _load("compositional_report_onnx_int8.json"), _load("judge_report.json")
+    now = j["crms"]["now"]
+    p, d, lb = r["properties"], r["dsp"], r["leaderboard"]
+    props = [v for v in p["properties"].values() if v["pairs"]]
+    both = sum((v["more"] + v["less"]) / 2 for v in props) / len(props)
+    human = " / ".join(f"{v['crm']['accuracy']:.3f}" for v in r["human"].values())
+    longer = " / ".join(f"{v['longer_wins']['accuracy']:.3f}" for v in r["human"].values())
+    phr = now["phrasings"]
+
+    def share(kind: str) -> str:
+        rows = [x for x in phr if x["kind"] == kind]
+        good, direction = (f"{sum(x[k] for x in rows)}/{len(rows)}" for k in ("top5_all_above_median_lc",
+                                                                            "length_direction_ok"))  # fmt: skip
+        return f"{good} / {direction}"
+
+    twins = f"{sum(x['twins_in_order'] for x in phr)}/{sum(x['twins'] for x in phr)}"
+    overlap = f"{sum(o['shared'] <= 2 for o in now['top5_overlap'])}/{len(now['top5_overlap'])}"
+    worst = max(x["null_model_from_bottom"] for x in phr)
+    rows = [
+        ("human preference pairs, no criteria: " + " / ".join(r["human"]), human, f"longer answer wins: {longer}"),
+        (f"a property asked for, more or less of it ({len(props)} properties, mean of both directions)",
+         f"{both:.3f}", "random: 0.5"),
+        ("two or three criteria at once", f"{p['combined']['accuracy']:.3f}", "random: 0.5"),
+        ("a criterion about something else leaves the decision unchanged",
+         f"{p['silent_agreement']['accuracy']:.3f}", "criteria ignored: 1.0"),
+        (f"DSP: both domains' criteria pick their own answer ({d['groups']} groups)",
+         f"{d['flip']['accuracy']:.3f}", "without criteria: 0"),
+        (f"general board vs AlpacaEval 2.0 LC, Kendall tau ({lb['models']} models, {lb['queries']} queries)",
+         f"{lb['tau_vs_lc']:.3f}", f"length alone: {lb['tau_length_alone']:.3f}"),
+        ("gpt-4o beats the baseline gpt4_1106_preview (win rate)", f"{now['baseline']['newer_model_win_rate']:.3f}",
+         "target > 0.5"),
+        ("order of the other models, baseline gpt4_1106_preview vs claude-3-opus (tau)",
+         f"{now['baseline']['tau_other_models_between_baselines']:.3f}", "target >= 0.85"),
+        ("concise / verbose twins in order under 11 length phrasings", twins, "target: all"),
+        ("concise phrasings: top 5 all above the median LC / shorter than the general top 5",
+         share("concise"), "target: all"),
+        ("detailed phrasings: top 5 all above the median LC / longer",
+         share("detailed"), "target: all"),
+        ("concise and detailed top fives share at most two models", overlap, "target: all"),
+        ("NullModel (junk) from the bottom: general board / worst phrasing",
+         f"{now['null_model_from_bottom']['general']} / {worst}", "target: 1-3"),
+    ]  # fmt: skip
+    lines = [f"`{r['model']}` as served (ONNX Runtime int8); held-out prompts, validation phrasings never trained on; "
+             f"judge report on the {now['queries']} evaluation-half queries, {now['default_models']} default models.",
+             "", "| measure | shipped CRM | baseline or target |", "|---|---|---|"]  # fmt: skip
+    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
+    return "\n".join(lines)
+
+
+def performance_table() -> str:
+    """README's one performance table: the Space as a visitor meets it, each row from its own benchmark's file."""
+    store, cold = _load("space_start_store.json"), _load("space_start_cold.json")
+    instant, added = _load("instant_leaderboard_onnx_int8.json"), _load("add_model.json")
+    browser, load = _load("browser_leaderboard_cpu.json"), _load("load_test_compositional.json")
+    full, cached = instant["full_leaderboard_seconds"], load["cached"]["seconds"]
+    rows = [
+        (f"first custom board after the Space starts, response store published ({store['rows']} models)",
+         f"{store['seconds_to_first_custom_board']:.1f}", "space_start.py"),
+        ("the same without a response store (the bench's responses encoded once)",
+         f"{cold['seconds_to_first_custom_board']:.1f}", "space_start.py"),
+        (f"a board for a never-seen criteria set, {instant['queries']} queries x {instant['models']} models "
+         f"(median of {full['n']}; p90 {full['p90']})", f"{full['median']:.3f}", "instant_leaderboard.py"),
+        (f"the same in the browser, click Rank to full table (median of {browser['click_to_table_seconds']['n']})",
+         f"{browser['click_to_table_seconds']['median']:.3f}", "browser_leaderboard.py"),
+        (f"a cached view while {load['visitors']} visitors rank new criteria non-stop (p95)", f"{cached['p95']:.3f}",
+         "load_test.py"),
+        (f"a new model on the bench: {added['added_answers']} answers through the response store",
+         f"{added['seconds']:.1f}", "add_model.py"),
+    ]  # fmt: skip
+    lines = [f"{store['machine']}, the shipped CRM under ONNX Runtime int8; raw results in benchmarks/results/.", "",
+             "| what | seconds | benchmark |", "|---|---|---|"]  # fmt: skip
+    lines += [f"| {a} | {b} | `benchmarks/{c}` |" for a, b, c in rows]
     return "\n".join(lines)
 
 
@@ -587,6 +665,8 @@ def compositional_onnx_table() -> str:
 
 
 TABLES: dict[str, Callable[[], str]] = {
+    "judge": judge_table,
+    "performance": performance_table,
     "load": load_table,
     "throughput": throughput_table,
     "latency": latency_table,
@@ -611,33 +691,45 @@ TABLES: dict[str, Callable[[], str]] = {
 }
 
 
-def render(readme: str) -> str:
-    """README text with every marked table regenerated; a marker pair that is missing is an error."""
-    for name, make in TABLES.items():
+DOCUMENTS = (REPO / "README.md", REPO / "docs" / "internals.md", REPO / "docs" / "experiments.md")
+
+
+def render(text: str, names: list[str] | None = None) -> str:
+    """A document with every marked table regenerated; `names` (default: every table) that it lacks are an error."""
+    for name in names if names is not None else list(TABLES):
         pattern = re.compile(rf"(<!-- table:{name} -->\n).*?(<!-- /table:{name} -->)", re.S)
-        if not pattern.search(readme):
-            raise ValueError(f"README.md has no <!-- table:{name} --> ... <!-- /table:{name} --> block")
-        table = make()
-        readme = pattern.sub(lambda m, table=table: f"{m.group(1)}{table}\n{m.group(2)}", readme)
-    return readme
+        if not pattern.search(text):
+            raise ValueError(f"no <!-- table:{name} --> ... <!-- /table:{name} --> block")
+        table = TABLES[name]()
+        text = pattern.sub(lambda m, table=table: f"{m.group(1)}{table}\n{m.group(2)}", text)
+    return text
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--check", action="store_true", help="only check that README.md is up to date")
-    parser.add_argument("--readme", type=Path, default=REPO / "README.md", help="the file holding the tables")
+    parser.add_argument("--check", action="store_true", help="only check that the documents are up to date")
+    parser.add_argument("--documents", type=Path, nargs="+", default=list(DOCUMENTS), metavar="FILE",
+                        help="the files holding the tables; every table must be in one of them")  # fmt: skip
     args = parser.parse_args()
-    current = args.readme.read_text(encoding="utf-8")
-    wanted = render(current)
+    texts = {path: path.read_text(encoding="utf-8") for path in args.documents}
+    found = {name: [p for p, t in texts.items() if f"<!-- table:{name} -->" in t] for name in TABLES}
+    missing = [name for name, where in found.items() if not where]
+    if missing:
+        print(f"no <!-- table:{missing[0]} --> block in {', '.join(map(str, texts))}", file=sys.stderr)
+        return 2
+    stale = []
+    for path, text in texts.items():
+        wanted = render(text, [name for name, where in found.items() if path in where])
+        if wanted != text:
+            stale.append(path)
+            if not args.check:
+                path.write_text(wanted, encoding="utf-8")
+                print(f"rewrote the tables in {path}")
+    if args.check and stale:
+        print(f"{', '.join(map(str, stale))} out of date: run uv run python benchmarks/tables.py", file=sys.stderr)
+        return 1
     if args.check:
-        if wanted != current:
-            print(f"{args.readme} is out of date: run uv run python benchmarks/tables.py", file=sys.stderr)
-            return 1
-        print(f"{args.readme}: tables match benchmarks/results/")
-        return 0
-    if wanted != current:
-        args.readme.write_text(wanted, encoding="utf-8")
-        print(f"rewrote the tables in {args.readme}")
+        print("tables match benchmarks/results/")
     return 0
 
 

@@ -804,7 +804,11 @@ def main(argv: list[str] | None = None) -> int:
     data = args.data
     if data is None:
         data = pull_default_data()
+    started = time.perf_counter()
+    print(f"usl-space: loading the bench from {data}, its topics and the CRM (about half a minute)", flush=True)
     engine = load_engine(data, args.model, args.backend, args.cache, True, args.baseline)
+    print(f"usl-space: {len(engine.models)} models, {len(engine.query)} queries, CRM {crm_label(engine.scorer)} "
+          f"loaded in {time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
     if not args.no_warm:
         threading.Thread(target=warm_general_leaderboard, args=(engine,), daemon=True, name="warm").start()
     # Gradio's own routes use a constant Starlette deprecated: one warning per click, nothing a user can act on

@@ -131,14 +131,14 @@ class CompositionalConfig:
         False,
         "train on the wider phrasing bank (phrasings.WIDE_*: more nouns, like / dislike templates and sentences per "
         "property, ~25k phrasings instead of ~3.4k), so that unseen wordings read like the trained ones (shipped; "
-        "README 'Criteria fits')",
+        "docs/experiments.md 'Criteria fits')",
     )
     composed_bank: int = _f(
         0,
         "add this many composed phrasings (composed.py: the training nouns under frames composed from parts, "
         "thousands of ways of saying 'I want' and 'I don't want'), so that an unseen frame reads like seen ones "
         "(0: none; tried, not shipped: 30000 with three readers was worse on both development banks, property "
-        "pairs 0.977 -> 0.965 and 0.896 -> 0.759; README 'Composed frames')",
+        "pairs 0.977 -> 0.965 and 0.896 -> 0.759; docs/experiments.md 'Composed frames')",
     )
     wide_dsp: bool = _f(False, "train the voice on 12 more phrasings per DSP domain (criteria_fit.WIDE_DSP; shipped)")
     dsp_weights: str = _f(
@@ -152,21 +152,21 @@ class CompositionalConfig:
         1,
         "criteria fits made (seeds seed, seed + 1, ...; one quality term), each with its own re-tuned layer, head, "
         "gate and voice; serving averages their readings before the cut, so a weight one fit gives by chance and "
-        "the others do not falls under it (README 'Criteria fits')",
+        "the others do not falls under it (docs/experiments.md 'Criteria fits')",
     )
     token_dropout: float = _f(
         0.0,
         "share of each drawn criterion's word pieces (not [CLS]) hidden from the re-tuned layer and the pooling at "
         "every criteria step, re-drawn per step: a regulariser against readings carried by one word piece (tried, "
         "not shipped: 0.15, one reader, first development bank: property pairs 0.963 -> 0.914, two or three "
-        "criteria 0.957 -> 0.925, silent 0.921 -> 0.948; README 'Token dropout')",
+        "criteria 0.957 -> 0.925, silent 0.921 -> 0.948; docs/experiments.md 'Token dropout')",
     )
     quality_gate: float = _f(
         0.3,
         "when serving: a soft criterion that would make the clearly worse of two answers win fades as "
         "exp(-(gap / gate)^2) of their length-controlled quality gap (crm_core.compositional.judged_logit; must "
         "criteria never fade; 0: criteria simply add up). Chosen on development data (the training half of "
-        "AlpacaEval, development phrasings); README 'Rankings people believe'",
+        "AlpacaEval, development phrasings); docs/experiments.md 'How far to trust the boards'",
     )
     gate_length_slope: float = _f(
         0.3,
