@@ -9,9 +9,9 @@ which gives thousands of frames over the same training nouns, so that an unseen 
 seen ones. The parts were written for training, apart from the validation and development banks; a test checks
 that they hold none of those banks' frames.
 
-Tried, not shipped (docs/experiments.md "Composed frames"): 30,000 of them beside the wide bank, three readers, were worse on
-both development banks, and "... irk me" still read the wrong way round: the frames a reader misreads are often
-words MiniLM does not know, which no number of other frames teaches it.
+Tried, not shipped (docs/experiments.md "Composed frames"): 30,000 of them beside the wide bank, three readers,
+were worse on both development banks, and "... irk me" still read the wrong way round: the frames a reader
+misreads are often words MiniLM does not know, which no number of other frames teaches it.
 """
 
 from __future__ import annotations
