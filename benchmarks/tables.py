@@ -16,7 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "benchmarks" / "results"
+RESULTS = REPO / "benchmarks" / "results"  # the product's benchmarks
+EXPERIMENT_RESULTS = REPO / "training" / "experiments" / "results"  # the research scripts' (docs/experiments.md)
 
 THROUGHPUT_LABELS = {
     "naive": "naive PyTorch (pad to max_length, batch 8, every input)",
@@ -30,7 +31,8 @@ HUMAN_SETS = ("auto_j", "hh_rlhf", "webgpt", "pandalm")  # the human test sets, 
 
 
 def _load(name: str) -> dict:
-    return json.loads((RESULTS / name).read_text())
+    path = RESULTS / name if (RESULTS / name).is_file() else EXPERIMENT_RESULTS / name
+    return json.loads(path.read_text())
 
 
 def throughput_table() -> str:
@@ -302,7 +304,7 @@ def quality_window_table() -> str:
              "| test tau at the chosen boost | test margin over longer-wins: auto_j / hh_rlhf / webgpt / pandalm |",
              "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for tokens, name in QUALITY_WINDOWS.items():
-        if not (RESULTS / name).is_file():
+        if not (RESULTS / name).is_file() and not (EXPERIMENT_RESULTS / name).is_file():
             continue
         r = _load(name)
         v, alone, grid = r[next(iter(r))], r["reference similarity alone"], r["reference boost"]  # first: shipped
@@ -400,7 +402,7 @@ def concise_table() -> str:
 
 
 def length_tradeoff_table() -> str:
-    """Oracle length weights under the two quality terms (`benchmarks/length_tradeoff.py`)."""
+    """Oracle length weights under the two quality terms (`training/experiments/length_tradeoff.py`)."""
     r = _load("length_tradeoff.json")
     names = list(r["curves"])
     lines = [f"Length read perfectly (words weight +s / -s, nothing else; {r['queries']} queries x {r['models']} "
@@ -420,7 +422,8 @@ def length_tradeoff_table() -> str:
     return "\n".join(lines)
 
 
-# development-only runs of benchmarks/criteria_shrinkage.py on criteria fits that differ from the shipped config
+# development-only runs of training/experiments/criteria_shrinkage.py on criteria fits that differ from the shipped
+# config
 CRITERIA_FITS = {
     "criteria_fit_previous_dev.json": "previous shipped fit (no stray penalty, 27 short general criteria)",
     "criteria_fit_with_cut_dev.json": "previous fit with the cut inside it (threshold_in_fit)",
@@ -517,7 +520,7 @@ def criteria_reader_probe_table() -> str:
                   "pooled" for k in r if k.startswith("smollm2_layer")}}  # fmt: skip
     lines = [f"Linear probes on frozen criteria features: fitted on {r['train_phrasings']:,} training phrasings, "
              f"scored on the development banks ({r['development_phrasings']} / {r['second_development_phrasings']} "
-             "phrasings); accuracy, first bank / second bank (`benchmarks/criteria_reader_probe.py`):", "",
+             "phrasings); accuracy, first bank / second bank (`training/experiments/criteria_reader_probe.py`):", "",
              "| features | polarity (more or less?) | property (which of 23?) |", "|---|---|---|"]  # fmt: skip
     for key, label in rows.items():
         if key in r:
@@ -621,8 +624,8 @@ ONNX_LABELS = {"pytorch": "PyTorch (float32 compute, float16 weights)", "fp32": 
 
 
 def compositional_onnx_table() -> str:
-    """The compositional CRM's encoders in PyTorch and ONNX Runtime (benchmarks/compositional_onnx.py), and its
-    report card as the Space serves it (int8) beside PyTorch's."""
+    """The compositional CRM's encoders in PyTorch and ONNX Runtime (training/experiments/compositional_onnx.py), and
+    its report card as the Space serves it (int8) beside PyTorch's."""
     r = _load("compositional_onnx.json")
     lines = [
         f"`{r['model']}`, {r['machine']}; {r['texts']} AlpacaEval answers encoded, {r['rounds']} interleaved rounds "

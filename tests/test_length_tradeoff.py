@@ -1,6 +1,6 @@
-"""benchmarks/length_tradeoff.py: its boards must be the app's weighted win rates, a length-only judge must reverse
-the board exactly, and a quality gap to the baseline that the length weight cannot overcome must keep it from
-doing so (the effect the benchmark measures on the real bench)."""
+"""training/experiments/length_tradeoff.py: its boards must be the app's weighted win rates, a length-only judge
+must reverse the board exactly, and a quality gap to the baseline that the length weight cannot overcome must keep
+it from doing so (the effect the benchmark measures on the real bench)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(REPO / "training" / "experiments"))
 
 from length_tradeoff import gap_to_baseline, tradeoff, win_rates  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""benchmarks/quality_finetune.py: the tuned variant splits MiniLM in two (token states from the frozen layers
+"""training/experiments/quality_finetune.py: the tuned variant splits MiniLM in two (token states from the frozen layers
 below, copies of the top layers above), so before any step it must read texts exactly as the whole encoder does,
 and its stand-in store must give queries the store's vectors and answers the tuned ones."""
 
@@ -16,7 +16,7 @@ TEXTS = ["Use headings.", "A much longer answer with several words, a list:\n- o
 
 
 def _split(tmp_path, tuned: int = 2):
-    sys.path.insert(0, str(REPO / "benchmarks"))
+    sys.path.insert(0, str(REPO / "training" / "experiments"))
     from crm_core.encoder import TextEncoder, write_encoder
     from quality_finetune import TunedLayers
 

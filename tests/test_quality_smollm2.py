@@ -1,5 +1,5 @@
-"""benchmarks/quality_smollm2.py: SmolLM2 reads each text once, ever (its vectors are kept on disk and a new run
-finds them), and the stand-in store gives each text its own standardised vector."""
+"""training/experiments/quality_smollm2.py: SmolLM2 reads each text once, ever (its vectors are kept on disk and a
+new run finds them), and the stand-in store gives each text its own standardised vector."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(REPO / "training" / "experiments"))
 
 from quality_smollm2 import LAYERS, SmolVectors, StandardisedStore  # noqa: E402
 

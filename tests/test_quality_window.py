@@ -1,5 +1,5 @@
-"""benchmarks/quality_variants.py --max-tokens: the quality term judged with another token window reads a scratch
-copy of the CRM whose encoder is that window, and whose vectors the store keeps apart from the original's."""
+"""training/experiments/quality_variants.py --max-tokens: the quality term judged with another token window reads
+a scratch copy of the CRM whose encoder is that window, and whose vectors the store keeps apart from the original's."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_a_token_window_copy_reads_longer_texts_and_keeps_its_own_store_folder(tmp_path):
-    sys.path.insert(0, str(REPO / "benchmarks"))
+    sys.path.insert(0, str(REPO / "training" / "experiments"))
     from crm_core.encoder import EmbeddingStore, TextEncoder
     from quality_variants import with_token_window
 

@@ -8,9 +8,9 @@ per fit. The heads (crm_core.compositional) stay in NumPy.
 `int8` quantizes the response encoder only (dynamic int8 weights, per output channel: per-tensor int8 bent
 MiniLM's vectors to a mean cosine of 0.958 with the float ones, per-channel to 0.994; 200 AlpacaEval answers) and
 leaves criteria to PyTorch: criteria read through int8 lower layers changed the sign of the own-property weight of
-6% of 505 bank phrasings (benchmarks/compositional_onnx.py), while a float32 criteria graph needs MiniLM's whole
-float base (87 MB). Responses are the bulk of the work (a bench is tens of thousands; a criteria set a few
-sentences). An export is written only when its decisions agree with the PyTorch CRM's (`ParityReport`), on
+6% of 505 bank phrasings (training/experiments/compositional_onnx.py), while a float32 criteria graph needs
+MiniLM's whole float base (87 MB). Responses are the bulk of the work (a bench is tens of thousands; a criteria set
+a few sentences). An export is written only when its decisions agree with the PyTorch CRM's (`ParityReport`), on
 sample pairs under a fixed list of criteria.
 """
 

@@ -73,8 +73,8 @@ WIDE_DSP = {
                    "make it poetic and lyrical", "Use rich, evocative prose.", "Write it as a short story would.",
                    "Give it literary flair.", "Paint a picture with words."],
 }  # fmt: skip
-# Domain phrasings for choosing settings (benchmarks/criteria_shrinkage.py), never trained on: written apart from
-# the training and validation phrasings, like phrasings.DEVELOPMENT_NOUNS
+# Domain phrasings for choosing settings (training/experiments/criteria_shrinkage.py), never trained on: written
+# apart from the training and validation phrasings, like phrasings.DEVELOPMENT_NOUNS
 DSP_DEVELOPMENT = {
     "academy": ["Give it the rigour of a dissertation.", "Sound like a learned expert writing for a university."],
     "business": ["Make it useful for a startup founder.", "Speak the language of the boardroom."],

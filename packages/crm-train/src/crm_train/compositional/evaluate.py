@@ -62,7 +62,7 @@ class Judge:
         return self.scorer.heads
 
     @heads.setter
-    def heads(self, heads: CompositionalHeads) -> None:  # benchmarks/quality_variants.py swaps the quality term
+    def heads(self, heads: CompositionalHeads) -> None:  # experiments/quality_variants.py swaps the quality term
         self.scorer.heads = heads
 
     def side(self, prompts: list[str], texts: list[str], panels: list[list[str]] | None = None) -> ResponseSide:

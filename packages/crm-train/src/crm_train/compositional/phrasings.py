@@ -308,7 +308,7 @@ def validation_bank() -> list[Phrasing]:
 
 
 # A development bank, written apart from both banks above and never trained on: for choosing settings (e.g. the
-# serving thresholds, benchmarks/criteria_shrinkage.py), so that the validation bank stays a test
+# serving thresholds, training/experiments/criteria_shrinkage.py), so that the validation bank stays a test
 DEVELOPMENT_NOUNS: dict[str, tuple[list[str], list[str]]] = {
     "words": (["long-winded, all-encompassing answers"], ["replies that fit in a text message"]),
     "bullets": (["itemised points with bullets"], []),

@@ -72,12 +72,12 @@ class CompositionalConfig:
         30.0,
         "added to the learned weight of reference similarity after the pairwise fit: per "
         "pair it barely helps, across a leaderboard it orders models better (chosen on "
-        "development models by benchmarks/quality_variants.py; 0: the learned weight alone)",
+        "development models by training/experiments/quality_variants.py; 0: the learned weight alone)",
     )
     lexsim_weight: float = _f(
         0.0,
         "weight of the lexical (TF-IDF) similarity to the reference answer in the quality term, added after the "
-        "fit like the boost (chosen on development data by benchmarks/reference_signals.py; 0: left out)",
+        "fit like the boost (chosen on development data by training/experiments/reference_signals.py; 0: left out)",
     )
     length_weight: float = _f(
         0.0,
@@ -177,7 +177,8 @@ class CompositionalConfig:
     weight_threshold: float = _f(
         0.0,
         "when serving: each criterion's property weights are soft-thresholded by this (weights a sentence gives "
-        "properties it does not mention are small; chosen on development data by benchmarks/criteria_shrinkage.py)",
+        "properties it does not mention are small; chosen on development data by "
+        "training/experiments/criteria_shrinkage.py)",
     )
     voice_threshold: float = _f(
         0.0, "when serving: the length of each criterion's voice vector is soft-thresholded by this (chosen with it)"
@@ -186,7 +187,7 @@ class CompositionalConfig:
         1.0,
         "when serving: the property weights (after the threshold) are multiplied by this, so that a typed criterion "
         "can outweigh the quality term across a whole board (chosen on development data: "
-        "benchmarks/criteria_shrinkage.py --weight-scales)",
+        "training/experiments/criteria_shrinkage.py --weight-scales)",
     )
     threshold_in_fit: bool = _f(
         False,

@@ -8,8 +8,8 @@ board of the refitted weights (usl_space.taste) is compared with the board of th
 win rates); the pairs are chosen by `next_pair` or at random, side by side for the same visitor. Also timed: one
 refit plus the full re-rank (CIs, Rank (UB), topics) through the engine.
 
-    uv run python benchmarks/taste_votes.py --data ../shared/data/usl/alpaca_eval --cache-dir data/instant-cache \\
-        --output benchmarks/results/taste_votes.json
+    uv run python training/experiments/taste_votes.py --data ../shared/data/usl/alpaca_eval \\
+        --cache-dir data/instant-cache --output training/experiments/results/taste_votes.json
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ human sets' validation split), the human test sets against longer-wins, and the 
 training half of AlpacaEval (a development set: those models' verdicts were never trained on). On this 2-core CPU
 one epoch over 8,000 pairs takes minutes, not hours, because the layers below the tuned ones run once per text.
 
-    uv run python benchmarks/quality_finetune.py --output benchmarks/results/quality_finetune.json
+    uv run python training/experiments/quality_finetune.py --output training/experiments/results/quality_finetune.json
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 class TunedLayers(torch.nn.Module):

@@ -5,8 +5,8 @@
 - "I dislike emojis": how the models whose answers use emoji move against the general board;
 - "Prefer short, concise answers.": the top 10 (concise AND good?), with average words.
 
-    uv run python benchmarks/criteria_leaderboards.py --data ../shared/data/usl/alpaca_eval \\
-        --output benchmarks/results/criteria_leaderboards.json
+    uv run python training/experiments/criteria_leaderboards.py --data ../shared/data/usl/alpaca_eval \\
+        --output training/experiments/results/criteria_leaderboards.json
 """
 
 from __future__ import annotations

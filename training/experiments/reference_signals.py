@@ -4,7 +4,7 @@ data: `lexsim_weight` (TF-IDF cosine to the reference answer) and `length_weight
 The embedding cosine to the reference reads 128 tokens; the lexical one reads the whole answer, and the length
 term takes back out the judges' taste for length that the quality network still carries. Both are added after the
 quality fit, like the reference boost, so a grid costs no refit. Development measures, as for the boost
-(benchmarks/quality_variants.py):
+(training/experiments/quality_variants.py):
 1. held-out models: the 45 non-default annotated models in three folds by name; a fold's board (mean P(beating
    the reference) over its training-half annotations) comes from a quality fit on the other two folds plus the
    human votes, boosted as `--model` was (its crm.json); all are ranked against AlpacaEval 2.0's published
@@ -14,8 +14,8 @@ The chosen pair has the best mean of the two taus. The IDF table is built from t
 models (it reads no verdict). The evaluation half is scored for the chosen pair and for (0, 0) only, after the
 choice, beside each other.
 
-    uv run python benchmarks/reference_signals.py --model space/models/crm-compositional \\
-        --output benchmarks/results/reference_signals.json
+    uv run python training/experiments/reference_signals.py --model space/models/crm-compositional \\
+        --output training/experiments/results/reference_signals.json
 """
 
 from __future__ import annotations

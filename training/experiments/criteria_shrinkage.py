@@ -24,8 +24,8 @@ than unseen phrasings', and its cut erased the latter's), the second with a slac
 on the report card's data both cut property following much more than development promised. So the report-card
 numbers of this run are a third look at that data, not an untouched test.
 
-    uv run python benchmarks/criteria_shrinkage.py --model space/models/crm-compositional \\
-        --output benchmarks/results/criteria_shrinkage.json
+    uv run python training/experiments/criteria_shrinkage.py --model space/models/crm-compositional \\
+        --output training/experiments/results/criteria_shrinkage.json
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ training queries' responses, one class per domain. A pair's direction is right w
 scores its own response above the other. The CRM is scored on the test pairs as they ship, per direction. A probe
 is told the domain labels it is judged on, so its flip is about the best a reader of those features can do.
 
-    uv run python benchmarks/dsp_separability.py --shared ../shared/data --test data/crm-length/test_dsp.jsonl
+    uv run python training/experiments/dsp_separability.py --shared ../shared/data --test data/crm-length/test_dsp.jsonl
 
 `--held-out split --max-length 128` holds out every query outside the repository's training split instead: the
 compositional CRM's 87 held-out DSP groups and its 128-token window (probes only; the CRM's own flip there is on
@@ -37,7 +37,7 @@ from crm_train.metrics import flip_consistency
 from tqdm import tqdm
 
 DOMAINS = ["academy", "business", "entertainment", "literature"]
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 WORD = re.compile(r"[a-z']+|[^\sa-z']")
 
 

@@ -3,8 +3,8 @@ the shipped export (torch.onnx.export of the float16 weights + onnxruntime's qua
 side on the same AlpacaEval answers: cosine of each vector to the PyTorch encoder's (the parity the gate guards),
 texts per second, and the size of the graph. Both read the first 128 tokens and mean-pool, as the CRM does.
 
-    uv run python benchmarks/optimum_encoder.py --data ../shared/data/usl/alpaca_eval \\
-        --output benchmarks/results/optimum_encoder.json
+    uv run python training/experiments/optimum_encoder.py --data ../shared/data/usl/alpaca_eval \\
+        --output training/experiments/results/optimum_encoder.json
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CRM = REPO / "space" / "models" / "crm-compositional"
 
 

@@ -4,7 +4,7 @@ every model's response is scored against the baseline's under "Prefer detailed, 
 or the shorter (concise) response, by how much the word counts differ (|log ratio| buckets). Diagnostic for the
 Kendall tau between those two leaderboards (issue 6): a judge that followed length every time would give -1.
 
-    uv run python benchmarks/length_following.py --data ../shared/data/usl/alpaca_eval --queries 30
+    uv run python training/experiments/length_following.py --data ../shared/data/usl/alpaca_eval --queries 30
 """
 
 from __future__ import annotations

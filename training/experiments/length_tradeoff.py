@@ -17,8 +17,8 @@ counted) of the concise board's top five judged models (the baseline, 0.5 by con
 and how far behind the baseline's answer the other answers start. The shipped reader's own words weight for
 "Prefer short, concise answers." is recorded beside.
 
-    USL_EMBEDDINGS=data/embeddings uv run python benchmarks/length_tradeoff.py \\
-        --data ../shared/data/usl/alpaca_eval --output benchmarks/results/length_tradeoff.json \\
+    USL_EMBEDDINGS=data/embeddings uv run python training/experiments/length_tradeoff.py \\
+        --data ../shared/data/usl/alpaca_eval --output training/experiments/results/length_tradeoff.json \\
         --plot docs/length_tradeoff.png
 """
 

