@@ -107,7 +107,7 @@ def input_lengths(model: Path, pairs) -> list[int]:
 
 def load_variant(name: str, folders: dict[str, Path]):
     """A callable scoring pairs; it returns how many network inputs it ran (counted outside the scoring)."""
-    from crm_core.model import load_crm
+    from crm_core.loader import load_crm
 
     if name == "naive":
         return NaiveTorch(folders["torch"]).score

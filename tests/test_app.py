@@ -51,7 +51,7 @@ def slow_app_url(tiny_qwen_crm, tmp_path_factory):
 
 def served(crm, cache_path, slow: float = 0.0):
     """The app over the toy bench with this CRM, on a free 127.0.0.1 port: yields its URL, then closes it."""
-    from crm_core.model import load_crm
+    from crm_core.loader import load_crm
     from usl_space.app import build_app
 
     bench = toy_bench()
@@ -379,7 +379,7 @@ class SlowSides:
 @pytest.fixture(scope="module")
 def slow_sides_app_url(tmp_path_factory):
     """An app whose response side is not built yet and builds slowly; uploads are encoded two answers a step."""
-    from crm_core.model import load_crm
+    from crm_core.loader import load_crm
     from usl_space import app
     from usl_space.app import build_app
 

@@ -15,7 +15,8 @@ import torch
 from conftest import REPO, random_compositional_crm, write_jsonl
 from crm_core.compositional import CompositionalScorer, split_criteria
 from crm_core.encoder import write_encoder
-from crm_core.model import CRMSpec, Pair, load_crm
+from crm_core.loader import load_crm
+from crm_core.model import CRMSpec, Pair
 from crm_core.properties import NAMES
 from test_engine import toy_bench, toy_topics
 from usl_space.cache import ScoreCache

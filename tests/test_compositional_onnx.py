@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 from conftest import random_compositional_crm
 from crm_core.compositional import CompositionalScorer
-from crm_core.compositional_onnx import CHECK_CRITERIA, OnnxPartsEncoder, export_compositional, has_parts, parity
-from crm_core.model import Pair, load_crm
+from crm_core.compositional_export import CHECK_CRITERIA, export_compositional, parity
+from crm_core.compositional_onnx import OnnxPartsEncoder, has_parts
+from crm_core.loader import load_crm
+from crm_core.model import Pair
 from crm_core.onnx import SAMPLE_PAIRS
 from crm_train.export_cli import main as crm_export
 from usl_space.loading import open_scorer

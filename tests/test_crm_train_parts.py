@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from conftest import REPO, make_tiny_qwen_crm, pair, write_jsonl
 from crm_core.data import load_pairs
-from crm_core.model import Pair, load_crm, save_crm
+from crm_core.loader import load_crm
+from crm_core.model import Pair, save_crm
 from crm_train.config import TrainConfig, load_config
 from crm_train.examples import build_examples, split_by_prompt
 from crm_train.metrics import accuracy, expected_calibration_error, longer_wins_accuracy, random_accuracy

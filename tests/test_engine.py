@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from conftest import make_tiny_qwen_crm, write_jsonl
 from crm_core.data import make_bench
-from crm_core.model import load_crm
+from crm_core.loader import load_crm
 from usl_space.cache import ScoreCache, normalise_criteria
 from usl_space.engine import Engine, check_criteria
 from usl_space.topics import TOPICS, TopicIndex

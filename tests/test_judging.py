@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from conftest import random_compositional_crm
 from crm_core.compositional import is_must, judged_logit
-from crm_core.model import load_crm
+from crm_core.loader import load_crm
 from crm_core.reference import panel_means, relative_length
 from usl_space.board import gated_matrices
 from usl_space.catalog import catalog, default_models, parse_catalog

@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 from conftest import make_tiny_qwen_crm
-from crm_core.model import CRMSpec, Pair, length_feature, load_crm
+from crm_core.loader import load_crm
+from crm_core.model import CRMSpec, Pair, length_feature
 
 PAIRS = [
     Pair(["prefer concise answers"], "What is 2+2?", "4", "The answer, after careful thought, is four. " * 30),

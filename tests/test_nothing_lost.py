@@ -235,7 +235,7 @@ def test_the_outputs_reader_keeps_strings_and_names_anything_else(tmp_path_facto
 
 def test_a_truncated_saved_response_side_is_rebuilt(tmp_path, capsys):
     from conftest import random_compositional_crm
-    from crm_core.model import load_crm
+    from crm_core.loader import load_crm
     from usl_space.instant import ResponseTable
 
     scorer = load_crm(random_compositional_crm(tmp_path / "crm"))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from conftest import make_tiny_qwen_crm, real_pairs
 from crm_core.guard import MARKER
-from crm_core.model import load_crm
+from crm_core.loader import load_crm
 from crm_core.onnx import SAMPLE_PAIRS, export_crm
 from crm_train.export_cli import main as crm_export
 

@@ -7,7 +7,7 @@ import shutil
 
 import numpy as np
 import pytest
-from crm_core.model import load_crm
+from crm_core.loader import load_crm
 from crm_core.reference import IDF_FILE, IdfTable, lexical_similarity, relative_length, words
 from test_compositional import compositional_crm  # noqa: F401  (the fixture)
 

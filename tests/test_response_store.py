@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import random_compositional_crm
-from crm_core.model import load_crm
+from crm_core.loader import load_crm
 from usl_space.instant import response_side_of
 from usl_space.response_store import ResponseStore, publish
 

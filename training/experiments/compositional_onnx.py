@@ -57,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
     from crm_core.compositional import CompositionalScorer
-    from crm_core.compositional_onnx import ENCODER_GRAPH, PARTS_DIR, READERS_GRAPH, export_compositional
+    from crm_core.compositional_export import export_compositional
+    from crm_core.compositional_onnx import ENCODER_GRAPH, PARTS_DIR, READERS_GRAPH
     from crm_core.properties import NAMES
     from crm_train.compositional import phrasings as P
     from emit import emit

@@ -103,9 +103,7 @@ def expected_error(prog: str, error: BaseException) -> str | None:
     (which should stay a traceback). Every CLI's main turns the former into `prog: message` and exit status 2."""
     import polars as pl
 
-    from crm_core.data.errors import DataValidationError
-
-    if isinstance(error, DataValidationError | ValueError | FileExistsError | FileNotFoundError):
+    if isinstance(error, ValueError | FileExistsError | FileNotFoundError):  # crm_core.data's errors are ValueErrors
         return f"{prog}: {error}"
     if isinstance(error, IsADirectoryError | NotADirectoryError | PermissionError):
         return f"{prog}: {error.filename}: {error.strerror.lower() if error.strerror else error}"

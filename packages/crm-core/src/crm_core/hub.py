@@ -79,7 +79,7 @@ def model_card(spec: Any, metrics: dict | None = None, training_data: list[str] 
         *(["- length_slope: the score is the first output plus the second times log2((words + 1) / 256) of the",
            "  response (`crm_core.model.point_scores`); reading the logits alone scores it wrongly."]
           if "length_slope" in spec.labels else []),
-        "- score it with `crm_core.model.load_crm(...)`, which builds inputs with the matching prompt format and",
+        "- score it with `crm_core.loader.load_crm(...)`, which builds inputs with the matching prompt format and",
         "  judges every pair in both orders (position bias removed).",
         "",
         "## Training data and licences",
@@ -107,7 +107,7 @@ def push_checkpoint(
 
     The card is written into a staging copy, so the local folder is not modified.
     """
-    from crm_core.model import CRMSpec
+    from crm_core.spec import CRMSpec
 
     folder = Path(folder)
     if not REPO_ID.fullmatch(repo_id):

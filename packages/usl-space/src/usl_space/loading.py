@@ -8,7 +8,8 @@ from pathlib import Path
 from crm_core.compositional_onnx import has_parts
 from crm_core.data import Bench, DataValidationError, open_bench, read_models_file
 from crm_core.data.importers import detect_layout
-from crm_core.model import Scorer, load_crm
+from crm_core.loader import load_crm
+from crm_core.model import Scorer
 from crm_core.paths import cache_dir
 
 from usl_space.cache import ScoreCache
