@@ -164,7 +164,7 @@ def test_hostile_model_names_draw_as_plain_text_in_both_charts():
 
 
 def test_visitor_text_never_renders_as_markdown_or_html():
-    from usl_space.app import as_text
+    from usl_space.views import as_text
 
     assert as_text("<b>bold</b>") == "&lt;b&gt;bold&lt;/b&gt;"
     assert as_text("<script>alert(1)</script>") == "&lt;script&gt;alert(1)&lt;/script&gt;"

@@ -236,7 +236,7 @@ def test_query_ids_file_is_read_and_bad_lines_are_named(tmp_path):
 
 
 def test_the_app_says_how_it_read_the_criteria(compositional_crm, tmp_path):
-    from usl_space.app import reading
+    from usl_space.views import reading
 
     engine = toy_engine(compositional_crm, ScoreCache(tmp_path / "e.sqlite"))
     text = reading(engine, ["<b>No emojis</b>"], ["$\\\\undefined$"])

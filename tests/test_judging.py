@@ -115,10 +115,10 @@ def test_the_app_says_what_it_could_not_read_and_tables_the_baseline_without_a_c
     import csv
 
     from crm_core.data import open_bench
-    from usl_space.app import crm_label, downloads, reading, table
     from usl_space.cache import ScoreCache
     from usl_space.engine import Engine
     from usl_space.loading import open_scorer
+    from usl_space.views import crm_label, downloads, reading, table
 
     data = tmp_path / "data"
     data.mkdir()

@@ -1,4 +1,5 @@
-"""usl-space: the Gradio app. Leaderboard, Customize, Compare, Inspect and Add-a-model tabs over one Engine.
+"""usl-space: the Gradio app. Leaderboard, Customize, Compare, Inspect and Add-a-model tabs over one Engine: the
+layout and its wiring; what the tables and status lines show is usl_space.views.
 
 Everything a visitor types goes through `check_criteria` and the upload validator, and is shown back only as
 plain text (Textbox) or in table cells; no visitor input reaches a shell, eval or raw HTML. Scoring handlers
@@ -10,10 +11,6 @@ request is cached is answered while other visitors' long jobs run.
 from __future__ import annotations
 
 import argparse
-import csv
-import html
-import json
-import re
 import shutil
 import tempfile
 import threading
@@ -24,20 +21,33 @@ from collections.abc import Iterator
 from dataclasses import asdict
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
 
 import gradio as gr
 from crm_core.data import DataValidationError
 from crm_core.data.importers import responses_by_instruction
 
-from usl_space.board import fewer_answers
 from usl_space.catalog import catalog
 from usl_space.charts import bar_chart, png, slope_chart
 from usl_space.engine import Engine, Leaderboard, check_criteria
 from usl_space.progress import Progress
-from usl_space.stats import MIN_QUERIES_FOR_RANKS, kendall_tau
+from usl_space.stats import kendall_tau
 from usl_space.taste import Profile, Vote, ask, fit_votes, moves
 from usl_space.topics import TOPICS
+from usl_space.views import (
+    COLUMN_WIDTHS,
+    LEGEND,
+    SEMANTICS,
+    as_text,
+    compact_frame,
+    criteria_label,
+    crm_label,
+    downloads,
+    frame,
+    lines,
+    reading,
+    status,
+    topic_frame,
+)
 
 PRESETS = {
     "(none: general preference)": [],
@@ -53,26 +63,6 @@ MAX_UPLOAD_BYTES = 20 * 1024 * 1024  # also the server's limit (launch max_file_
 MAX_UPLOADS = 3  # uploaded models per visitor; their responses are freed when the visitor leaves
 UPLOAD_CHUNK = 32  # an upload's answers encoded per step (~0.25 s on 2 cores): Stop is heard between steps
 TABLE_HEIGHT = 1700  # px: 40 models and the header without an inner scroll bar
-# what decides the order first (a phone shows these four), then the rest
-TABLE_COLUMNS = [
-    "Rank",
-    "Model",
-    "Win rate %",
-    "95% CI %",
-    "Rank (UB)",
-    "LC win rate %",
-    "Queries",
-    "Avg words",
-    "Made by · weights · released",
-]
-LEGEND = (
-    "**Win rate**: how often the model's answer is preferred to the baseline's (a compositional CRM counts "
-    "each verdict by its probability), with its **95% CI** over queries · **Rank (UB)**: 1 + the models "
-    "better than it with 95% confidence (from 30 queries on) · **LC**: length-controlled, as if both answers "
-    "were equally long · **Queries**: queries it was judged on · the baseline scores 50 by definition."
-)
-CSV_COLUMNS = ["rank", "rank_ub", "model", "baseline", "win_rate", "ci_low", "ci_high", "lc_win_rate", "n",
-               "avg_words"]  # fmt: skip
 # headers wrap between words only, never inside one ("Ran k"); the per-column menu (sort, copy) is hidden: it
 # takes a header's room
 BOARD_CSS = """
@@ -81,160 +71,6 @@ BOARD_CSS = """
 """
 # after a board is ranked or a share link opened: its status line and table scrolled into view
 SCROLL_TO_BOARD = "() => document.getElementById('custom-status')?.scrollIntoView({behavior: 'smooth', block: 'start'})"
-SEMANTICS = (
-    "**What a criterion does:** it decides between answers of comparable quality; it does not make a clearly worse "
-    "answer win by being shorter, longer or emoji-free. Write *must*, *never* or *always* in a criterion to make it "
-    "a hard requirement that overrides quality."
-)
-
-
-def lines(text: str | None) -> list[str]:
-    return [line for line in (text or "").splitlines() if line.strip()]
-
-
-def pct(value: float | None) -> str:
-    """A fraction as a percentage with one decimal, always ("52.0", not "52"); a dash where there is none."""
-    return "–" if value is None else f"{100 * value:.1f}"
-
-
-def table(board: Leaderboard | None, topics: bool = True) -> list[list[Any]]:
-    """Rows for the Dataframe: rank, model, win rate with its CI, Rank (UB), LC win rate, queries, average words,
-    who made it, then (with `topics`) the per-topic win rates."""
-    if board is None:
-        return []
-    out = []
-    for row in board.rows:
-        interval = "–" if row["baseline"] else f"{pct(row['ci_low'])} – {pct(row['ci_high'])}"  # none vs itself
-        cells = [row["rank"], row["model"] + (" (baseline)" if row["baseline"] else ""), pct(row["win_rate"]),
-                 interval, "–" if row["rank_ub"] is None else row["rank_ub"], pct(row["lc_win_rate"]), row["n"],
-                 f"{row['avg_words']:.0f}", about(row["model"])]  # fmt: skip
-        out.append(cells + ([pct(row["topics"].get(t)) for t in board.topics] if topics else []))
-    return out
-
-
-def about(model: str) -> str:
-    """What a person choosing a model wants beside its name (usl_space.catalog); blank for a model not listed."""
-    info = catalog().get(model)
-    return f"{info.organisation} · {info.weights} · {info.released}" if info else ""
-
-
-def frame(board: Leaderboard | None) -> dict:
-    """The main table: every model, no per-topic columns (those are in `topic_frame`)."""
-    return {"headers": TABLE_COLUMNS, "data": table(board, topics=False) or [[None] * len(TABLE_COLUMNS)]}
-
-
-COMPACT_COLUMNS = 4  # Rank, Model, Win rate %, 95% CI %: what two boards side by side have room for
-# px per column of the main table: the first four fit a 390 px phone (long model names wrap at their hyphens)
-COLUMN_WIDTHS = ["52px", "112px", "64px", "96px", "64px", "72px", "80px", "64px", "240px"]
-
-
-def compact_frame(board: Leaderboard | None) -> dict:
-    """Compare's tables: two side by side, so only the columns that decide an order (the rest is in Customize)."""
-    rows = [row[:COMPACT_COLUMNS] for row in table(board, topics=False)]
-    return {"headers": TABLE_COLUMNS[:COMPACT_COLUMNS], "data": rows or [[None] * COMPACT_COLUMNS]}
-
-
-def topic_frame(board: Leaderboard | None) -> dict:
-    """Win rate (%) per topic, one row per model, in the board's order: the collapsible part of the table."""
-    if board is None or not board.topics:
-        return {"headers": ["Model"], "data": [[None]]}
-    rows = [[row["model"], *(pct(row["topics"].get(t)) for t in board.topics)] for row in board.rows]
-    return {"headers": ["Model", *board.topics], "data": rows}
-
-
-MARKDOWN_SYNTAX = re.compile(r"([\\`*_{}\[\]#|~$])")  # emphasis, code, links, images, headings, tables, LaTeX
-
-
-def as_text(value: str) -> str:
-    """Visitor text (an upload's model or file name) for a Markdown component, shown exactly as typed: Markdown and
-    LaTeX syntax backslash-escaped, HTML turned into entities, so `<b>`, `<script>` or `$...$` never render."""
-    return html.escape(MARKDOWN_SYNTAX.sub(r"\\\1", value), quote=False)
-
-
-def status(board: Leaderboard | None, what: str = "", seconds: float | None = None) -> str:
-    """The status line under a board; `seconds`: the time since the visitor asked (waits included), else the
-    board's own scoring time."""
-    if board is None:
-        return f"{what}: nothing scored yet"
-    state = "done" if board.done else "scoring..."
-    took = board.seconds if seconds is None else seconds
-    text = (f"{what} {state} {board.n_queries} / {board.n_selected} queries scored, {len(board.rows)} models, "
-            f"{took:.1f} s").strip()  # fmt: skip
-    if board.n_queries < MIN_QUERIES_FOR_RANKS:
-        text += (f" · only {board.n_queries} queries judged: not yet informative (wide intervals; Rank (UB) is "
-                 f"shown from {MIN_QUERIES_FOR_RANKS} queries on)")  # fmt: skip
-    short = fewer_answers(board.rows)
-    if short:  # counts only: model names can be visitor text, which never reaches the Markdown renderer
-        text += (f" · {len(short)} model(s) answered fewer queries than the others (column Queries, as few as "
-                 f"{min(n for _, n, _ in short)} of {short[0][2]}): their win rates rest on less evidence")  # fmt: skip
-    return text
-
-
-def criteria_label(criteria: list[str], dislikes: list[str]) -> str:
-    """The criteria a board was ranked under, short, as plain text for the status line."""
-    typed = criteria + [f"dislikes: {d}" for d in dislikes]
-    if not typed:
-        return "no criteria: general preference"
-    first = typed[0] if len(typed[0]) <= 60 else typed[0][:57] + "..."
-    return as_text(f'"{first}"' + (f" and {len(typed) - 1} more" if len(typed) > 1 else ""))
-
-
-MEASURED = (
-    "length, lists, numbered steps, headings, bold, tables, code, emoji, links, questions back, apologies, "
-    "AI disclaimers, refusals, caveats, exclamations, I / you voice, numbers, quotes, reading level, "
-    "sentence length, summaries and openers"
-)
-
-
-def reading(engine: Engine, criteria: list[str], dislikes: list[str]) -> str:
-    """How a compositional CRM read the criteria: its largest property weights ("emoji -2.1 · headings +0.4"),
-    so a visitor can check it understood, and, plainly, each criterion it could not read at all (the board
-    ignores those). Visitor text is shown only through `as_text`."""
-    if not engine.instant or not (criteria or dislikes):
-        return ""
-    from crm_core.compositional import split_criteria
-
-    read = engine.scorer.criteria_side(criteria, dislikes).explain()
-    text = "\n\nRead your criteria as: " + (" · ".join(f"{name} {weight:+.1f}" for name, weight in read)
-                                             if read else "no measured property (tone and content only)")  # fmt: skip
-    ignored = []
-    for sentence in split_criteria(criteria, dislikes):
-        side = engine.scorer.criteria_side([sentence])
-        if not side.explain() and not side.voice.any():  # no weight of 0.25 or more, no voice
-            ignored.append(sentence)
-    for sentence in ignored:
-        short = sentence if len(sentence) <= 80 else sentence[:77] + "..."
-        text += (f"\n\nI could not read “{as_text(short)}” as anything I measure, so the board below (nearly) "
-                 f"ignores it. I measure {MEASURED}; tone and domain count through the answers' voice.")  # fmt: skip
-    return text
-
-
-def crm_label(scorer) -> str:
-    """The CRM as it is loaded: kind, backend and precision ("compositional, ONNX Runtime int8 response encoder")."""
-    spec = scorer.spec
-    if spec.kind == "compositional":
-        if getattr(scorer, "backend", "torch") == "onnx":
-            quantize = getattr(scorer.encoder, "meta", {}).get("quantize") or "fp32"
-            return f"compositional, ONNX Runtime {quantize} response encoder, {spec.max_length} tokens"
-        return f"compositional, PyTorch float16 encoder, {spec.max_length} tokens"
-    runtime = "ONNX Runtime" if type(scorer).__name__.lower().startswith("onnx") else "PyTorch"
-    return f"cross-encoder ({spec.objective}), {runtime}, {spec.base_model or Path(scorer.folder).name}"
-
-
-def downloads(board: Leaderboard, folder: Path) -> list[str]:
-    """The leaderboard as CSV and JSON files for the download buttons."""
-    folder.mkdir(parents=True, exist_ok=True)
-    json_path, csv_path = folder / "leaderboard.json", folder / "leaderboard.csv"
-    json_path.write_text(json.dumps(board.to_json(), indent=2), encoding="utf-8")
-    with open(csv_path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow([*CSV_COLUMNS, *board.topics])
-        for row in board.rows:  # numbers as numbers (fractions), blank where there is none (the baseline's CI)
-            ci = ("", "") if row["baseline"] else (row["ci_low"], row["ci_high"])
-            writer.writerow([row["rank"], row["rank_ub"] if row["rank_ub"] is not None else "", row["model"],
-                             row["baseline"], row["win_rate"], *ci, row["lc_win_rate"], row["n"], row["avg_words"],
-                             *(row["topics"].get(t, "") for t in board.topics)])  # fmt: skip
-    return [str(csv_path), str(json_path)]
 
 
 def parse_upload(engine: Engine, path: str | None, name: str) -> tuple[str, dict[int, str]]:
