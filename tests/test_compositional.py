@@ -522,3 +522,13 @@ def test_token_dropout_hides_word_pieces_from_the_criteria_fit_but_never_cls(tmp
     for k_mask in kept:  # at 0, each row is the tokenizer's: its real tokens first, then padding
         assert (k_mask[:, 1:] <= k_mask[:, :-1]).all()
     assert 0.4 < dropped / rest < 0.6
+
+
+def test_the_compositional_kind_is_a_scorer(tmp_path):
+    """load_crm returns a crm_core.spec.Scorer for each kind (the protocol the engine and CLIs type against)."""
+    from conftest import random_compositional_crm
+    from crm_core.spec import Scorer
+
+    compositional = load_crm(random_compositional_crm(tmp_path / "c"))
+    assert isinstance(compositional, Scorer)
+    assert not isinstance(object(), Scorer)  # the check is real: a thing without the calls is not one

@@ -115,3 +115,9 @@ def test_loading_errors_are_clear(tmp_path, monkeypatch):
         load_crm("some-org/some-crm")
     with pytest.raises(FileNotFoundError, match="not a CRM checkpoint"):
         load_crm(tmp_path)
+
+
+def test_a_cross_encoder_is_a_scorer(tiny_qwen_crm):
+    from crm_core.spec import Scorer
+
+    assert isinstance(load_crm(tiny_qwen_crm), Scorer)  # the same protocol as the compositional kind

@@ -250,7 +250,8 @@ def criteria_encoder(encoder: TextEncoder, params: dict[str, np.ndarray]) -> Tex
 
 
 class CompositionalScorer:
-    """A compositional CRM folder, scoring with the same calls as crm_core.model.Scorer (pointwise)."""
+    """A compositional CRM folder: a crm_core.spec.Scorer (pointwise), plus the instant path's calls (response_side,
+    criteria_sides)."""
 
     weights_file = HEADS_FILE
 

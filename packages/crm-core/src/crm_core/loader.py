@@ -10,8 +10,8 @@ import os
 from typing import Any, Literal
 
 from crm_core.hub import resolve_checkpoint
-from crm_core.model import Scorer, TorchScorer
-from crm_core.spec import CRMSpec
+from crm_core.model import TorchScorer
+from crm_core.spec import CRMSpec, Scorer
 
 
 def load_crm(name_or_path: str | os.PathLike, backend: Literal["torch", "onnx"] = "torch", **kwargs: Any) -> Scorer:

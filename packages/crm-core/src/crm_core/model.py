@@ -32,6 +32,7 @@ from crm_core.spec import (  # noqa: F401 (CRM_FILE, the label tuples and Kind a
     Objective,
     Pair,
     PairScores,
+    Scorer,
 )
 
 
@@ -104,7 +105,7 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     return weights / weights.sum(axis=-1, keepdims=True)
 
 
-class Scorer(ABC):
+class CrossEncoderScorer(ABC):
     """Batching, both-order scoring and probabilities, independent of the backend that runs the network."""
 
     weights_file = "model.safetensors"  # the file whose bytes identify what is scored (ONNX: the .onnx file)
@@ -188,7 +189,7 @@ class Scorer(ABC):
         return point_scores(self.logits(encoded, batch_size, progress), [e.words[0] for e in encoded])
 
 
-class TorchScorer(Scorer):
+class TorchScorer(CrossEncoderScorer):
     """PyTorch backend: inference mode; on a GPU bf16 (or fp16) weights and SDPA attention."""
 
     def __init__(self, folder: Path, device: str | None = None, dtype: str | None = None):

@@ -20,7 +20,7 @@ import numpy as np
 
 from crm_core.atomic import atomic_dir
 from crm_core.hub import model_card
-from crm_core.model import CRM_FILE, CRMSpec, Pair, Scorer, TorchScorer, load_tokenizer, point_scores
+from crm_core.model import CRM_FILE, CRMSpec, CrossEncoderScorer, Pair, TorchScorer, load_tokenizer, point_scores
 
 ONNX_FILE = "model.onnx"
 PARITY_FILE = "onnx_parity.json"
@@ -46,7 +46,7 @@ def providers() -> list[str]:
     return ["CUDAExecutionProvider", "CPUExecutionProvider"] if cuda else ["CPUExecutionProvider"]
 
 
-class OnnxScorer(Scorer):
+class OnnxScorer(CrossEncoderScorer):
     """ONNX Runtime backend with the same interface as TorchScorer."""
 
     def __init__(self, folder: Path, onnx_file: str = ONNX_FILE, threads: int | None = None):
@@ -116,7 +116,7 @@ def _quantize_int8(source: Path, target: Path) -> None:
     quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, per_channel=True)
 
 
-def _parity_inputs(scorer: Scorer, pairs: list[Pair]) -> list:
+def _parity_inputs(scorer: CrossEncoderScorer, pairs: list[Pair]) -> list:
     """Pairwise: every pair in both orders. Pointwise: each pair's two responses, A then B, alternating."""
     if scorer.spec.pointwise:
         return scorer.encode_points(pairs)

@@ -1,4 +1,5 @@
-"""What every CRM kind shares: `crm.json` (CRMSpec), a pair to judge (Pair) and the scores of many (PairScores).
+"""What every CRM kind shares: `crm.json` (CRMSpec), a pair to judge (Pair), the scores of many (PairScores), and
+the `Scorer` protocol each kind implements (crm_core.loader.load_crm returns one).
 
 The bottom of crm_core: the scorers (model, onnx, compositional), the Hub helpers and the loader all read these,
 and this module reads none of them.
@@ -9,9 +10,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -131,3 +133,19 @@ class PairScores:
         if not len(self.p_a) or np.isnan(self.p_a_second).any():
             return float("nan")
         return float(self.consistent.mean())
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """A loaded CRM of any kind, as the engine and the CLIs use it: its crm.json, its folder, the file whose bytes
+    identify what it scores, and scores for pairs (P(A preferred)) and for single answers (pointwise kinds)."""
+
+    spec: CRMSpec
+    folder: Path
+    weights_file: str
+
+    def score_pairs(self, pairs: Sequence[Pair], batch_size: int = ..., symmetric: bool = True,
+                    progress: bool = False) -> PairScores: ...  # fmt: skip
+
+    def score_points(self, criteria: Sequence[str], dislikes: Sequence[str], items: Sequence[tuple[str, str]],
+                     panels: Sequence[Sequence[str]] | None = None) -> np.ndarray: ...  # fmt: skip

@@ -27,8 +27,9 @@ import numpy as np
 from crm_core.compositional import CriteriaSide, ResponseSide
 from crm_core.data import Bench
 from crm_core.guard import check_criteria
-from crm_core.model import Pair, Scorer, softmax
+from crm_core.model import softmax
 from crm_core.paths import cache_dir
+from crm_core.spec import Pair, Scorer
 
 from usl_space.board import Leaderboard, board_rows, gated_matrices, rounded
 from usl_space.cache import ScoreCache, checkpoint_id, normalise_criteria, text_digest

@@ -9,8 +9,8 @@ from crm_core.compositional_onnx import has_parts
 from crm_core.data import Bench, DataValidationError, open_bench, read_models_file
 from crm_core.data.importers import detect_layout
 from crm_core.loader import load_crm
-from crm_core.model import Scorer
 from crm_core.paths import cache_dir
+from crm_core.spec import Scorer
 
 from usl_space.cache import ScoreCache
 from usl_space.catalog import default_models
