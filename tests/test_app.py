@@ -343,7 +343,7 @@ def test_browser_votes_sees_the_weights_move_and_the_link_and_profile_reopen_the
 
 
 def test_view_memo_keeps_the_latest_views_for_a_while_and_job_folders_are_pruned(tmp_path, monkeypatch):
-    from usl_space import app
+    from usl_space import service as app
 
     memo = app.ViewMemo(size=2, max_age=60)
     memo.put(("a",), (1,))
@@ -380,21 +380,21 @@ class SlowSides:
 def slow_sides_app_url(tmp_path_factory):
     """An app whose response side is not built yet and builds slowly; uploads are encoded two answers a step."""
     from crm_core.loader import load_crm
-    from usl_space import app
+    from usl_space import service
     from usl_space.app import build_app
 
     crm = Path(__file__).resolve().parents[1] / "space" / "models" / "crm-compositional"
     bench = toy_bench()
     engine = Engine(bench, SlowSides(load_crm(crm), 3.0), ScoreCache(tmp_path_factory.mktemp("c") / "scores.sqlite"),
                     toy_topics(bench))  # fmt: skip
-    chunk, app.UPLOAD_CHUNK = app.UPLOAD_CHUNK, 2
+    chunk, service.UPLOAD_CHUNK = service.UPLOAD_CHUNK, 2
     demo = build_app(engine)
     demo.queue(default_concurrency_limit=4)
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     yield f"http://127.0.0.1:{port}/", engine
     demo.close()
-    app.UPLOAD_CHUNK = chunk
+    service.UPLOAD_CHUNK = chunk
 
 
 def test_a_visitor_is_told_what_the_app_waits_for_and_stop_ends_an_upload_within_a_step(slow_sides_app_url, tmp_path):
