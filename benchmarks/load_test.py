@@ -97,7 +97,7 @@ def percentiles(values: list[float]) -> dict:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:  # noqa: C901 (a benchmark script: setup, run, report)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", required=True, help="the bench (AlpacaEval folder or usl-data bench)")
     parser.add_argument("--model", help="CRM folder (default: the shipped compositional one)")

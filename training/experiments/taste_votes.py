@@ -29,7 +29,7 @@ VAGUE = ["I want good answers.", "Help me with my work.", "Answers that suit me.
 CHECKPOINTS = (0, 3, 5, 10, 20)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:  # noqa: C901 (an experiment script: setup, run, report)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", required=True, help="the bench (AlpacaEval folder or usl-data bench)")
     parser.add_argument("--model", help="compositional CRM folder (default: the shipped one)")

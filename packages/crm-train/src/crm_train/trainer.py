@@ -80,7 +80,7 @@ def evaluate(model: Any, loader: DataLoader, accelerator: Accelerator, objective
     return {"val/loss": torch.cat(losses).mean().item(), "val/accuracy": torch.cat(correct).float().mean().item()}
 
 
-def train(config: TrainConfig) -> dict[str, Any]:
+def train(config: TrainConfig) -> dict[str, Any]:  # noqa: C901 (one loop read top to bottom, open-instruct style)
     """Run (or resume) training as configured; return the final trainer state."""
     accelerator = Accelerator(
         gradient_accumulation_steps=config.gradient_accumulation_steps,

@@ -80,7 +80,7 @@ def _describe(value: Any) -> str:
     return f"{kind} {text[:60]}{'...' if len(text) > 60 else ''}"
 
 
-def validate_pair(record: Any, file: str, line: int) -> tuple[dict[str, Any] | None, list[Problem]]:
+def validate_pair(record: Any, file: str, line: int) -> tuple[dict[str, Any] | None, list[Problem]]:  # noqa: C901
     """Check one decoded record; return it as a frame row, or the problems that stop it being one."""
     if not isinstance(record, dict):
         return None, [Problem(file, line, None, f"expected a JSON object, got {_describe(record)}")]
