@@ -297,30 +297,6 @@ def test_the_shipped_encoder_derives_its_weights_from_the_package_and_checks_the
         TextEncoder(lean)
 
 
-def test_the_criteria_fit_cuts_each_criterion_as_serving_does():
-    """threshold_in_fit trains against the cut that CompositionalHeads applies when serving: same numbers."""
-    from crm_core.compositional import CompositionalHeads
-    from crm_train.compositional.criteria_fit import serving_cut
-
-    k, r = len(NAMES), 4
-    rows = np.random.default_rng(0).normal(0, 1.0, (3, k + r)).astype(np.float32)
-    rows[0, k:] *= 10  # one long voice, two short ones
-    identity = np.zeros((k + r, 384), np.float32)
-    identity[:, : k + r] = np.eye(k + r)
-    params = {"spread": np.ones(k), "voice_proj": np.zeros((r, 384)), "criteria.0.weight": identity,
-              "criteria.0.bias": np.zeros(k + r)}  # fmt: skip
-    heads = CompositionalHeads(params, weight_threshold=0.5, voice_threshold=5.0)
-    served = heads.criteria_side(np.pad(rows, ((0, 0), (0, 384 - k - r))))
-    w, u = serving_cut(torch.tensor(rows[:, :k]), torch.tensor(rows[:, k:]), 0.5, 5.0)
-    assert np.allclose(w.sum(0).numpy(), served.weights, atol=1e-6)
-    assert np.allclose(u.sum(0).numpy(), served.voice, atol=1e-5) and (u[1:] == 0).all() and (u[0] != 0).all()
-    # at the start of the fit the head is zero and the ramp's threshold too: the rows' gradient must get through
-    w0, u0 = torch.zeros(2, k, requires_grad=True), torch.zeros(2, r, requires_grad=True)
-    cut_w, cut_u = serving_cut(w0, u0, 0.0, 0.0)
-    (cut_w.sum() + cut_u.sum()).backward()
-    assert (w0.grad == 1).all() and (u0.grad == 1).all()
-
-
 def test_a_criterion_the_form_gate_reads_as_general_moves_no_property():
     """The gate drops a general criterion's property weights whole (no small ones left to flip close decisions),
     leaves its voice, and leaves a criterion it reads as being about a property exactly as it was."""
@@ -470,58 +446,6 @@ def test_the_criteria_fit_learns_the_form_gate_and_the_stray_penalty_holds_other
 
     assert stray(w) < 0.7 * stray(w0)
     assert float(w[torch.arange(len(bank)), own].abs().mean()) > 3 * stray(w)  # the weights that do the job stay
-
-
-def test_token_dropout_hides_word_pieces_from_the_criteria_fit_but_never_cls(tmp_path, monkeypatch):
-    """token_dropout re-draws, each step, which word pieces of the drawn criteria the re-tuned layer sees: about
-    that share of the real tokens is hidden, [CLS] never is, padding stays padding; at 0 the masks are untouched."""
-    from crm_core.encoder import TextEncoder
-    from crm_train.compositional import phrasings as P
-    from crm_train.compositional.criteria_fit import CriteriaData, CriteriaNet, fit_criteria, phrase_table
-    from crm_train.compositional.train import CompositionalConfig
-
-    encoder = TextEncoder(write_encoder(tmp_path / "encoder", max_tokens=32))
-    bank = [p for p in P.training_bank(0, 0.0) if p.prop == "emoji" and "{" not in p.text][::4]
-    states, mask, general_idx, dsp_phr = phrase_table(encoder, bank, P.silent_criteria()[:6], 1)
-    rng = np.random.default_rng(0)
-    n, k = 20, len(NAMES)
-    z = rng.normal(0, 1.0, (n, k)).astype(np.float32)
-    quality = np.zeros(n, np.float32)
-    clear = {NAMES.index("emoji"): [(i, i + 1) for i in range(0, n, 2)]}
-    vec = rng.normal(0, 0.05, (n, 384)).astype(np.float32)
-    data = CriteriaData(z, vec, quality, quality, 0.1, clear, [(d, 2 * d, 2 * d + 1) for d in range(4)], bank,
-                        states, mask, general_idx, None, dsp_phr)  # fmt: skip
-    seen: list[tuple[torch.Tensor, torch.Tensor]] = []
-    forward = CriteriaNet.forward
-
-    def recording(self, s, m):
-        seen.append((s, m))
-        return forward(self, s, m)
-
-    monkeypatch.setattr(CriteriaNet, "forward", recording)
-
-    def masks(dropout: float) -> list[torch.Tensor]:
-        seen.clear()
-        config = CompositionalConfig(criteria_steps=6, criteria_phrasings=8, token_dropout=dropout,
-                                     criteria_hidden=16, voice_rank=2)  # fmt: skip
-        fit_criteria(data, encoder, config)
-        return [m for _, m in seen]
-
-    with pytest.raises(ValueError, match="token_dropout"):
-        CompositionalConfig(token_dropout=1.0)
-    kept, hidden = masks(0.0), masks(0.5)
-    assert len(kept) == len(hidden) == 6
-    rest, dropped = 0, 0.0
-    for k_mask, h_mask in zip(kept, hidden, strict=True):
-        assert k_mask.shape == h_mask.shape  # the same phrasings drawn: the dropout draws from torch, not the rng
-        assert (h_mask[:, 0] == 1).all() and not (h_mask.bool() & ~k_mask.bool()).any()
-        words = k_mask.bool().clone()
-        words[:, 0] = False
-        rest += int(words.sum())
-        dropped += float((1 - h_mask[words]).sum())
-    for k_mask in kept:  # at 0, each row is the tokenizer's: its real tokens first, then padding
-        assert (k_mask[:, 1:] <= k_mask[:, :-1]).all()
-    assert 0.4 < dropped / rest < 0.6
 
 
 def test_the_compositional_kind_is_a_scorer(tmp_path):

@@ -297,27 +297,15 @@ def test_the_three_phrasing_banks_share_no_sentence_and_cover_every_steered_prop
     assert set(by_prop) == set(phrasings.VALIDATION_NOUNS) and all(s == {1, -1} for s in by_prop.values())
 
 
-def test_composed_phrasings_keep_clear_of_the_held_out_frames_and_flip_with_antonyms():
-    from crm_train.compositional import composed, phrasings
+def test_the_compositional_config_defaults_are_the_shipped_recipe():
+    """CompositionalConfig() builds the CRM that ships: every setting its crm.json records, except where it was
+    written and options since removed (token_dropout, threshold_in_fit, voice_penalty: tried, not shipped)."""
+    import dataclasses
 
-    bank = composed.composed_bank(3000, seed=1, typos_per_phrasing=0.0)
-    assert len(bank) == 3000 and len({p.text.lower() for p in bank}) == 3000
-    # no frame of the validation or development banks (their templates split at the noun slot; the parts of two
-    # words or more: "please" and "keep" alone are everyone's) is in a part
-    held_out = [*phrasings.VALIDATION_LIKE, *phrasings.VALIDATION_DISLIKE, *phrasings.DEVELOPMENT_LIKE,
-                *phrasings.DEVELOPMENT_DISLIKE, *phrasings.SECOND_DEVELOPMENT_LIKE,
-                *phrasings.SECOND_DEVELOPMENT_DISLIKE]  # fmt: skip
-    fragments = {f.strip(" .,:!").lower() for t in held_out for f in t.replace("{N}", "{n}").split("{n}")}
-    fragments = {f for f in fragments if " " in f}
-    parts = [p.lower() for like, dislike in composed.FRAMES.values() for p in like + dislike]
-    assert not [(f, p) for f in fragments for p in parts if f in p]
-    # liking a noun asks for more of its property; liking its antonym, for less
-    nouns = phrasings._joined(phrasings.TRAIN_NOUNS, phrasings.WIDE_NOUNS)
-    for p in bank:
-        if p.text.startswith(("I like ", "I love ", "I enjoy ")):
-            noun = p.text[p.text.index(" ", 2) + 1 :]
-            assert p.sign == (-1 if any(noun.startswith(n) for n in nouns[p.prop][1]) else 1), p
-    signs = {(p.prop, p.sign) for p in bank}
-    assert signs == {(prop, s) for prop in nouns for s in (1, -1)}
-    assert composed.compose("predicate", "annoy me", "emojis", "Honestly, ", "") == "Honestly, emojis annoy me."
-    assert composed.compose("imperative", "Omit", "emojis", "Note: ", " please") == "Note: omit emojis please."
+    from crm_train.compositional.train import CompositionalConfig
+
+    shipped = json.loads((REPO / "space/models/crm-compositional/crm.json").read_text())["extra"]["config"]
+    defaults = dataclasses.asdict(CompositionalConfig())
+    differ = {k: (defaults.get(k), v) for k, v in shipped.items() if k in defaults and defaults[k] != v}
+    assert set(differ) <= {"output_dir"}, differ
+    assert set(shipped) - set(defaults) <= {"threshold_in_fit", "voice_penalty"}

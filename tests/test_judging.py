@@ -135,8 +135,8 @@ def test_the_app_says_what_it_could_not_read_and_tables_the_baseline_without_a_c
     assert "I could not read “Answer in French.” as anything I measure" in text and "emoji -" in text
     assert "I dislike emojis" not in text.split("Read your criteria as:")[1].split("I could not")[1]
     board = engine.rank([], bootstrap=100)
-    base = next(r for r in table(board) if "(baseline)" in r[2])
-    assert base[4] == "–"
+    base = next(r for r in table(board) if "(baseline)" in r[1])  # Rank, Model, Win rate, CI first
+    assert base[3] == "–"
     csv_path = downloads(board, tmp_path / "out")[0]
     with open(csv_path, encoding="utf-8") as handle:
         records = list(csv.DictReader(handle))

@@ -188,16 +188,6 @@ def dsp_pairs(groups: Groups) -> list[tuple[int, int, int]]:
     return out
 
 
-def serving_cut(w: torch.Tensor, u: torch.Tensor, weight_threshold: float, voice_threshold: float) -> tuple:
-    """What crm_core.compositional.CompositionalHeads does to each criterion when serving: property weights
-    soft-thresholded, the voice vector's length too. Inside the fit, weights the cut would erase get no gradient
-    from the rows, so the ones a criterion needs learn to clear it."""
-    # written so that a zero threshold is the identity with its gradient, even at the zero-initialised start
-    w = w - w.clamp(-weight_threshold, weight_threshold)
-    keep = torch.relu(1 - voice_threshold / u.norm(dim=1, keepdim=True).clamp(min=1e-12))
-    return w, u * keep
-
-
 def stray_weights(w: torch.Tensor, about: np.ndarray) -> torch.Tensor:
     """Mean square of the weights rows give to properties they are not about: a bank phrasing's other properties
     (`about`: its property's index), and every property of a general criterion (`about` -1)."""
@@ -251,14 +241,7 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
         phr = np.concatenate([prop_phr, gen_phr, silent_bank, dsp_phr])
         width = int(data.mask[phr].sum(1).max())  # pad only to this draw's longest phrasing
         mask = data.mask[phr, :width]
-        if config.token_dropout:  # [CLS] stays, so no criterion is left empty
-            hidden = torch.rand(mask.shape) < config.token_dropout
-            hidden[:, 0] = False
-            mask = mask * ~hidden
         w_all, u_all, gate = net(data.states[phr, :width], mask)
-        if config.threshold_in_fit:  # the serving cut, reached over the first half of the steps
-            ramp = min(1.0, 2.0 * step / max(config.criteria_steps, 1))
-            w_all, u_all = serving_cut(w_all, u_all, ramp * config.weight_threshold, ramp * config.voice_threshold)
         o1, o2, o3 = n, n + len(gen_phr), n + len(gen_phr) + len(silent_bank)
         # property rows, 30% with an extra general criterion
         rows = np.repeat(np.arange(n), per)
@@ -289,7 +272,7 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
         w_dsp = torch.zeros_like(w_all[d_idx]) if config.dsp_weights == "voice_only" else w_all[d_idx]
         loss_dsp = bce(q[da] - q[db] + term(w_dsp, u_all[d_idx], da, db), torch.ones(len(dsp_rows)))
         # the least weights that do the job: nothing else holds back a property no drawn row tests
-        loss_size = config.weight_penalty * w_all.pow(2).mean() + config.voice_penalty * u_all.pow(2).mean()
+        loss_size = config.weight_penalty * w_all.pow(2).mean()
         loss = loss_prop + config.silent_weight * loss_silent + loss_dsp + loss_size
         if config.stray_penalty:  # what each drawn phrasing is about is known: every other weight should be 0
             drawn = o3 if config.dsp_weights == "free" else len(phr)  # domain criteria (rows o3:) too, unless free

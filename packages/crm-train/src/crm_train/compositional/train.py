@@ -42,7 +42,6 @@ from tqdm.auto import tqdm
 
 from crm_train.compositional import phrasings as P
 from crm_train.compositional import sources as S
-from crm_train.compositional.composed import composed_bank
 from crm_train.compositional.criteria_fit import CriteriaData, clear_pairs, dsp_pairs, fit_criteria, phrase_table
 from crm_train.compositional.features import Features, make_groups
 
@@ -55,7 +54,8 @@ def _f(default, help: str):
 
 @dataclass
 class CompositionalConfig:
-    """Every setting of a compositional CRM fit (crm-train reads it from YAML when `kind: compositional`)."""
+    """Every setting of a compositional CRM fit (crm-train reads it from YAML when `kind: compositional`). The
+    defaults are the shipped CRM's recipe (space/models/crm-compositional, crm.json `config`); a test keeps them so."""
 
     kind: str = _f("compositional", "which trainer reads this config")
     shared: str = _f("../shared/data", "the shared data folder (../shared/data/README.md)")
@@ -75,12 +75,12 @@ class CompositionalConfig:
         "development models by training/experiments/quality_variants.py; 0: the learned weight alone)",
     )
     lexsim_weight: float = _f(
-        0.0,
+        3.0,
         "weight of the lexical (TF-IDF) similarity to the reference answer in the quality term, added after the "
         "fit like the boost (chosen on development data by training/experiments/reference_signals.py; 0: left out)",
     )
     length_weight: float = _f(
-        0.0,
+        -0.25,
         "weight of the length relative to the reference answer, tanh(log2 ratio), in the quality term (negative: "
         "the judges' taste for length taken back out; chosen with lexsim_weight)",
     )
@@ -90,12 +90,12 @@ class CompositionalConfig:
     criteria_hidden: int = _f(512, "hidden width of the criteria head")
     criteria_layers: int = _f(1, "top transformer layers of the encoder re-tuned to read criteria (0: frozen)")
     voice_rank: int = _f(16, "rank of the voice bilinear form")
-    criteria_steps: int = _f(1500, "steps of the criteria and voice fit")
+    criteria_steps: int = _f(2000, "steps of the criteria and voice fit")
     criteria_phrasings: int = _f(64, "phrasings drawn per step (property rows; a quarter as many general ones)")
     rows_per_phrasing: int = _f(4, "pairs judged under each drawn phrasing per step")
     criteria_lr: float = _f(2e-3, "learning rate of the criteria head and the voice projection")
-    criteria_layer_lr: float = _f(5e-5, "learning rate of the re-tuned encoder layer(s)")
-    weight_penalty: float = _f(0.05, "L2 penalty on the property weights a criterion gives (mean over properties)")
+    criteria_layer_lr: float = _f(1e-4, "learning rate of the re-tuned encoder layer(s)")
+    weight_penalty: float = _f(0.02, "L2 penalty on the property weights a criterion gives (mean over properties)")
     clear_gap: float = _f(1.2, "a property pair differs clearly when its scaled property differs by this much")
     spread_floor: float = _f(0.5, "least spread of a property (one occurrence of a rare one is then ~1.4 units)")
     silent_gap: float = _f(0.3, "a criterion is silent on a pair whose scaled property differs by less than this")
@@ -106,12 +106,12 @@ class CompositionalConfig:
         "the reference-free quality, the strictest)",
     )
     stray_penalty: float = _f(
-        0.0,
+        1.0,
         "L2 penalty (mean square) on the weights a phrasing gives to properties it is not about, and on every "
         "weight of a general criterion: a direct target for what the silent rows only reach through pairs",
     )
     form_gate_weight: float = _f(
-        0.0,
+        1.0,
         "weight of the form gate's loss: a classifier on the criteria embedding that tells a sentence about a "
         "measured property (the phrasing bank, and the domain phrasings: a register is form too) from a general "
         "criterion (persona, purpose, accuracy); when serving, a criterion the "
@@ -120,46 +120,31 @@ class CompositionalConfig:
     form_gate_cut: float = _f(
         0.0, "when serving: the form gate's logit below which a criterion's property weights are dropped"
     )
-    voice_penalty: float = _f(0.0, "L2 penalty on the voice vector a criterion gives (mean over its components)")
     silent_extra: bool = _f(
-        False,
+        True,
         "more silent criteria (40 short general ones and the BiGGen-Bench rubric questions "
         "that do not mention form) and silent rows judged against the reference-free quality "
-        "alone (False: as the shipped CRM was fitted; see the closing notes of issue 18)",
+        "alone (False: as the fits before wave 2 were; see the closing notes of issue 18)",
     )
     wide_bank: bool = _f(
-        False,
+        True,
         "train on the wider phrasing bank (phrasings.WIDE_*: more nouns, like / dislike templates and sentences per "
         "property, ~25k phrasings instead of ~3.4k), so that unseen wordings read like the trained ones (shipped; "
         "docs/experiments.md 'Criteria fits')",
     )
-    composed_bank: int = _f(
-        0,
-        "add this many composed phrasings (composed.py: the training nouns under frames composed from parts, "
-        "thousands of ways of saying 'I want' and 'I don't want'), so that an unseen frame reads like seen ones "
-        "(0: none; tried, not shipped: 30000 with three readers was worse on both development banks, property "
-        "pairs 0.977 -> 0.965 and 0.896 -> 0.759; docs/experiments.md 'Composed frames')",
-    )
-    wide_dsp: bool = _f(False, "train the voice on 12 more phrasings per DSP domain (criteria_fit.WIDE_DSP; shipped)")
+    wide_dsp: bool = _f(True, "train the voice on 12 more phrasings per DSP domain (criteria_fit.WIDE_DSP; shipped)")
     dsp_weights: str = _f(
-        "free",
+        "stray",
         "the property weights of a DSP domain criterion: 'free' (fitted on DSP rows like the voice), 'stray' (the "
         "stray penalty also holds them down: a register keeps only weights DSP strongly needs) or 'voice_only' (and "
         "DSP rows judge by the voice alone). 'free' lets DSP's chance correlations become readings: the fit shipped "
         "with it read 'Write for a business audience.' as code_blocks +4.0, bold -3.3, exclamations -3.2",
     )
     criteria_members: int = _f(
-        1,
+        3,
         "criteria fits made (seeds seed, seed + 1, ...; one quality term), each with its own re-tuned layer, head, "
         "gate and voice; serving averages their readings before the cut, so a weight one fit gives by chance and "
         "the others do not falls under it (docs/experiments.md 'Criteria fits')",
-    )
-    token_dropout: float = _f(
-        0.0,
-        "share of each drawn criterion's word pieces (not [CLS]) hidden from the re-tuned layer and the pooling at "
-        "every criteria step, re-drawn per step: a regulariser against readings carried by one word piece (tried, "
-        "not shipped: 0.15, one reader, first development bank: property pairs 0.963 -> 0.914, two or three "
-        "criteria 0.957 -> 0.925, silent 0.921 -> 0.948; docs/experiments.md 'Token dropout')",
     )
     quality_gate: float = _f(
         0.3,
@@ -175,32 +160,24 @@ class CompositionalConfig:
     )
     weight_decay: float = _f(1e-2, "AdamW weight decay of both fits")
     weight_threshold: float = _f(
-        0.0,
+        0.25,
         "when serving: each criterion's property weights are soft-thresholded by this (weights a sentence gives "
         "properties it does not mention are small; chosen on development data by "
         "training/experiments/criteria_shrinkage.py)",
     )
     voice_threshold: float = _f(
-        0.0, "when serving: the length of each criterion's voice vector is soft-thresholded by this (chosen with it)"
+        30.0, "when serving: the length of each criterion's voice vector is soft-thresholded by this (chosen with it)"
     )
     weight_scale: float = _f(
-        1.0,
+        1.5,
         "when serving: the property weights (after the threshold) are multiplied by this, so that a typed criterion "
         "can outweigh the quality term across a whole board (chosen on development data: "
         "training/experiments/criteria_shrinkage.py --weight-scales)",
-    )
-    threshold_in_fit: bool = _f(
-        False,
-        "apply the two serving thresholds inside the criteria fit too (ramped up from 0 over the first half of "
-        "the steps), so that the weights a criterion needs are fitted to clear the cut (tried, not shipped: on "
-        "development data at the shipped cut, silent 0.648 vs 0.743 and property pairs 0.939 vs 0.959)",
     )
 
     def __post_init__(self) -> None:
         if self.dsp_weights not in DSP_WEIGHTS:
             raise ValueError(f"dsp_weights must be one of {', '.join(DSP_WEIGHTS)}, got {self.dsp_weights!r}")
-        if not 0.0 <= self.token_dropout < 1.0:
-            raise ValueError(f"token_dropout is a share of word pieces, in [0, 1); got {self.token_dropout}")
 
 
 def data_hash(shared: Path) -> str:
@@ -424,8 +401,6 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
         noisy = quality + noise.astype(np.float32)
         rng = np.random.default_rng(member_config.seed)
         bank = P.training_bank(member_config.seed, wide=config.wide_bank)
-        if config.composed_bank:
-            bank += composed_bank(config.composed_bank, member_config.seed)
         states, mask, general, dsp_phr = phrase_table(
             encoder, bank, short + rubrics, config.criteria_layers, config.wide_dsp
         )
