@@ -410,8 +410,8 @@ def test_the_criteria_fit_learns_the_form_gate_and_the_stray_penalty_holds_other
     about than the same fit without it."""
     from crm_core.encoder import TextEncoder
     from crm_train.compositional import phrasings as P
+    from crm_train.compositional.config import CompositionalConfig
     from crm_train.compositional.criteria_fit import CriteriaData, fit_criteria, phrase_table
-    from crm_train.compositional.train import CompositionalConfig
 
     encoder = TextEncoder(write_encoder(tmp_path / "encoder", max_tokens=32))
     bank = [p for p in P.training_bank(0, 0.0) if p.prop in ("emoji", "bullets") and "{" not in p.text][::6]

@@ -51,7 +51,7 @@ def test_config_errors_are_clear(overrides, message):
 
 
 def test_shipped_configs_load_and_every_field_has_help():
-    from crm_train.compositional.train import CompositionalConfig
+    from crm_train.compositional.config import CompositionalConfig
     from crm_train.config import config_kind
     from crm_train.train_cli import config_class
 
@@ -302,7 +302,7 @@ def test_the_compositional_config_defaults_are_the_shipped_recipe():
     written and options since removed (token_dropout, threshold_in_fit, voice_penalty: tried, not shipped)."""
     import dataclasses
 
-    from crm_train.compositional.train import CompositionalConfig
+    from crm_train.compositional.config import CompositionalConfig
 
     shipped = json.loads((REPO / "space/models/crm-compositional/crm.json").read_text())["extra"]["config"]
     defaults = dataclasses.asdict(CompositionalConfig())

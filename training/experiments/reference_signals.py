@@ -86,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from crm_core.reference import IdfTable
     from crm_train.compositional import sources as S
+    from crm_train.compositional.config import CompositionalConfig
     from crm_train.compositional.evaluate import Judge, leaderboard_report, published_lc
-    from crm_train.compositional.train import CompositionalConfig
     from emit import emit
 
     judge = Judge(args.model, args.embeddings)

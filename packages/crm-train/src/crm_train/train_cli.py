@@ -23,7 +23,7 @@ from crm_train.config import TrainConfig, add_config_arguments, config_kind, loa
 
 def config_class(kind: str) -> type:
     if kind == "compositional":
-        from crm_train.compositional.train import CompositionalConfig
+        from crm_train.compositional.config import CompositionalConfig
 
         return CompositionalConfig
     if kind != "cross-encoder":

@@ -4,7 +4,8 @@ Each steerable property has nouns for it and, where there is one, antonym nouns 
 answers"). A liking template over a noun, or a disliking template over an antonym, asks for more; the other two
 combinations ask for less, so negation and dislikes are learned from the same nouns, not from keyword rules.
 Informal variants and typos are drawn from the training bank. The validation bank has its own templates and
-nouns, written separately, and is never trained on: every reported number uses it.
+nouns, written separately, and is never trained on: every reported number uses it. (Over 400 lines because most
+of it is the banks themselves: data, kept beside the few functions that draw from them.)
 """
 
 from __future__ import annotations
@@ -387,12 +388,6 @@ def second_development_bank() -> list[Phrasing]:
 VALIDATION_GENERAL = ["Please get the facts right.", "I need a trustworthy answer.", "I'm a nurse asking for work.",
                       "Help me understand this.", "Be fair to every side.", "I'm curious about science.",
                       "Solve the problem correctly.", "I value good judgement."]  # fmt: skip
-
-
-def dislike_text(item: str) -> str:
-    """How the app's `dislikes` field is read: each item as 'I dislike <item>.'"""
-    item = item.strip().rstrip(".")
-    return f"I dislike {item}."
 
 
 # Short general criteria people type that say nothing about a measured property: who they are, what the answer is

@@ -1,0 +1,140 @@
+"""Every setting of a compositional CRM fit, one dataclass with help text per field (crm-train reads it from YAML
+when `kind: compositional`, and `--help` prints the help). Its defaults are the shipped CRM's recipe."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+DSP_WEIGHTS = ("free", "stray", "voice_only")
+
+
+def _f(default, help: str):
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class CompositionalConfig:
+    """Every setting of a compositional CRM fit (crm-train reads it from YAML when `kind: compositional`). The
+    defaults are the shipped CRM's recipe (space/models/crm-compositional, crm.json `config`); a test keeps them so."""
+
+    kind: str = _f("compositional", "which trainer reads this config")
+    shared: str = _f("../shared/data", "the shared data folder (../shared/data/README.md)")
+    output_dir: str = _f("runs/crm-compositional", "where the CRM folder is written (output_dir/best)")
+    embeddings: str = _f("data/embeddings", "the embedding store (vectors by text, reused across runs)")
+    max_tokens: int = _f(128, "tokens of each text the frozen encoder reads (speed: ~36 texts/s at 128 on 2 cores)")
+    seed: int = _f(0, "seed of every draw")
+    use_annotations: bool = _f(True, "train quality on GPT-4-turbo annotations (non-default models, training half)")
+    use_human: bool = _f(True, "train quality on human votes (Auto-J, HH-RLHF, WebGPT train splits)")
+    soft_labels: bool = _f(True, "annotation labels as the judge's probability (False: thresholded at 0.5)")
+    use_refsim: bool = _f(True, "quality uses the similarity of a response to the reference model's answer")
+    length_control: bool = _f(True, "fit the judges' length bias as a separate term, left out of the served score")
+    refsim_boost: float = _f(
+        30.0,
+        "added to the learned weight of reference similarity after the pairwise fit: per "
+        "pair it barely helps, across a leaderboard it orders models better (chosen on "
+        "development models by training/experiments/quality_variants.py; 0: the learned weight alone)",
+    )
+    lexsim_weight: float = _f(
+        3.0,
+        "weight of the lexical (TF-IDF) similarity to the reference answer in the quality term, added after the "
+        "fit like the boost (chosen on development data by training/experiments/reference_signals.py; 0: left out)",
+    )
+    length_weight: float = _f(
+        -0.25,
+        "weight of the length relative to the reference answer, tanh(log2 ratio), in the quality term (negative: "
+        "the judges' taste for length taken back out; chosen with lexsim_weight)",
+    )
+    quality_hidden: int = _f(256, "hidden width of the quality network")
+    quality_epochs: int = _f(12, "epochs of the quality fit (the best by validation loss is kept)")
+    quality_lr: float = _f(1e-3, "learning rate of the quality fit")
+    criteria_hidden: int = _f(512, "hidden width of the criteria head")
+    criteria_layers: int = _f(1, "top transformer layers of the encoder re-tuned to read criteria (0: frozen)")
+    voice_rank: int = _f(16, "rank of the voice bilinear form")
+    criteria_steps: int = _f(2000, "steps of the criteria and voice fit")
+    criteria_phrasings: int = _f(64, "phrasings drawn per step (property rows; a quarter as many general ones)")
+    rows_per_phrasing: int = _f(4, "pairs judged under each drawn phrasing per step")
+    criteria_lr: float = _f(2e-3, "learning rate of the criteria head and the voice projection")
+    criteria_layer_lr: float = _f(1e-4, "learning rate of the re-tuned encoder layer(s)")
+    weight_penalty: float = _f(0.02, "L2 penalty on the property weights a criterion gives (mean over properties)")
+    clear_gap: float = _f(1.2, "a property pair differs clearly when its scaled property differs by this much")
+    spread_floor: float = _f(0.5, "least spread of a property (one occurrence of a rare one is then ~1.4 units)")
+    silent_gap: float = _f(0.3, "a criterion is silent on a pair whose scaled property differs by less than this")
+    silent_weight: float = _f(1.0, "weight of the silent rows' loss (their decision must stay the criteria-free one)")
+    silent_scale: float = _f(
+        1.0,
+        "silent rows compare logits multiplied by this (0: 1 / the within-prompt spread of "
+        "the reference-free quality, the strictest)",
+    )
+    stray_penalty: float = _f(
+        1.0,
+        "L2 penalty (mean square) on the weights a phrasing gives to properties it is not about, and on every "
+        "weight of a general criterion: a direct target for what the silent rows only reach through pairs",
+    )
+    form_gate_weight: float = _f(
+        1.0,
+        "weight of the form gate's loss: a classifier on the criteria embedding that tells a sentence about a "
+        "measured property (the phrasing bank, and the domain phrasings: a register is form too) from a general "
+        "criterion (persona, purpose, accuracy); when serving, a criterion the "
+        "gate calls general gives no property weights at all (0: no gate)",
+    )
+    form_gate_cut: float = _f(
+        0.0, "when serving: the form gate's logit below which a criterion's property weights are dropped"
+    )
+    silent_extra: bool = _f(
+        True,
+        "more silent criteria (40 short general ones and the BiGGen-Bench rubric questions "
+        "that do not mention form) and silent rows judged against the reference-free quality "
+        "alone (False: as the fits before wave 2 were; see the closing notes of issue 18)",
+    )
+    wide_bank: bool = _f(
+        True,
+        "train on the wider phrasing bank (phrasings.WIDE_*: more nouns, like / dislike templates and sentences per "
+        "property, ~25k phrasings instead of ~3.4k), so that unseen wordings read like the trained ones (shipped; "
+        "docs/experiments.md 'Criteria fits')",
+    )
+    wide_dsp: bool = _f(True, "train the voice on 12 more phrasings per DSP domain (criteria_fit.WIDE_DSP; shipped)")
+    dsp_weights: str = _f(
+        "stray",
+        "the property weights of a DSP domain criterion: 'free' (fitted on DSP rows like the voice), 'stray' (the "
+        "stray penalty also holds them down: a register keeps only weights DSP strongly needs) or 'voice_only' (and "
+        "DSP rows judge by the voice alone). 'free' lets DSP's chance correlations become readings: the fit shipped "
+        "with it read 'Write for a business audience.' as code_blocks +4.0, bold -3.3, exclamations -3.2",
+    )
+    criteria_members: int = _f(
+        3,
+        "criteria fits made (seeds seed, seed + 1, ...; one quality term), each with its own re-tuned layer, head, "
+        "gate and voice; serving averages their readings before the cut, so a weight one fit gives by chance and "
+        "the others do not falls under it (docs/experiments.md 'Criteria fits')",
+    )
+    quality_gate: float = _f(
+        0.3,
+        "when serving: a soft criterion that would make the clearly worse of two answers win fades as "
+        "exp(-(gap / gate)^2) of their length-controlled quality gap (crm_core.compositional.judged_logit; must "
+        "criteria never fade; 0: criteria simply add up). Chosen on development data (the training half of "
+        "AlpacaEval, development phrasings); docs/experiments.md 'How far to trust the boards'",
+    )
+    gate_length_slope: float = _f(
+        0.3,
+        "when serving: logits of quality per doubling of words taken out of the gap the gate reads (the quality "
+        "term's own within-query slope on the development half was 0.31), so brevity alone is not 'clearly worse'",
+    )
+    weight_decay: float = _f(1e-2, "AdamW weight decay of both fits")
+    weight_threshold: float = _f(
+        0.25,
+        "when serving: each criterion's property weights are soft-thresholded by this (weights a sentence gives "
+        "properties it does not mention are small; chosen on development data by "
+        "training/experiments/criteria_shrinkage.py)",
+    )
+    voice_threshold: float = _f(
+        30.0, "when serving: the length of each criterion's voice vector is soft-thresholded by this (chosen with it)"
+    )
+    weight_scale: float = _f(
+        1.5,
+        "when serving: the property weights (after the threshold) are multiplied by this, so that a typed criterion "
+        "can outweigh the quality term across a whole board (chosen on development data: "
+        "training/experiments/criteria_shrinkage.py --weight-scales)",
+    )
+
+    def __post_init__(self) -> None:
+        if self.dsp_weights not in DSP_WEIGHTS:
+            raise ValueError(f"dsp_weights must be one of {', '.join(DSP_WEIGHTS)}, got {self.dsp_weights!r}")
