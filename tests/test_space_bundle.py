@@ -101,7 +101,7 @@ def test_the_bundled_space_installs_offline_starts_and_serves_a_custom_board(tmp
         client = Client(url, verbose=False)
         table, *_, status, _files = client.predict(list(TOPICS), "", "Keep it short.", "", "gpt4_1106_preview",
                                                    ["terse", "wordy"], 8, api_name="/customize")  # fmt: skip
-        models = [row[2] for row in table["data"]]
+        models = [row[1] for row in table["data"]]  # Rank, Model, ...
         assert len(models) == 3 and any("terse" in m for m in models), status
     finally:
         server.terminate()
