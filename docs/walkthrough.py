@@ -53,7 +53,7 @@ def main() -> None:
     check(done and (len(statuses) >= 2 or "Read your criteria as" in statuses[-1]),
           f"the table arrived ({len(statuses)} update(s)), finished")  # fmt: skip
     check(len(table["data"]) == len(models) + 1, f"{len(table['data'])} rows: every model and the baseline")
-    print("  top 3:", [row[2] for row in table["data"][:3]])
+    print("  top 3:", [row[1] for row in table["data"][:3]])
 
     print("compare: 'Prefer detailed, thorough answers.' vs 'Prefer short, concise answers.', 12 queries")
     a, b, _plot, tau, status = client.predict("Prefer detailed, thorough answers.", "Prefer short, concise answers.",
@@ -78,7 +78,7 @@ def main() -> None:
     check("Added" in message, message.splitlines()[0])
     table, _, _, status, _ = client.predict(ALL_TOPICS, "", "Prefer short, concise answers.", "", bench.baseline,
                                          models[:5], args.queries, api_name="/customize")  # fmt: skip
-    ranked = [row[2] for row in table["data"]]
+    ranked = [row[1] for row in table["data"]]
     check("upload:terse" in ranked, f"the upload is ranked: place {ranked.index('upload:terse') + 1} of "
           f"{len(ranked)} under 'Prefer short, concise answers.' ({status.strip()})")  # fmt: skip
 
