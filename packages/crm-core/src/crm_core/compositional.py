@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from crm_core.compositional_onnx import OnnxPartsEncoder, has_parts
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder
 from crm_core.model import CRMSpec, Pair, PairScores
 from crm_core.properties import NAMES, measure_many
@@ -260,8 +261,6 @@ class CompositionalScorer:
         'auto' does so when the folder has one."""
         from safetensors.numpy import load
 
-        from crm_core.compositional_onnx import OnnxPartsEncoder, has_parts
-
         self.folder = Path(folder)
         self.spec = CRMSpec.load(self.folder)
         if self.spec.kind != "compositional":
@@ -284,6 +283,7 @@ class CompositionalScorer:
         if backend not in ("torch", "onnx"):
             raise ValueError(f"backend must be 'torch', 'onnx' or 'auto', got {backend!r}")
         self.backend = backend
+        self.encoder: OnnxPartsEncoder | TextEncoder
         if backend == "onnx":
             self.encoder = OnnxPartsEncoder(self.folder, threads=threads)
             if self.encoder.meta["fits"] != len(self.heads.members):
@@ -292,8 +292,12 @@ class CompositionalScorer:
         else:
             self.encoder = TextEncoder(self.folder / ENCODER_DIR, threads=threads)
         self.criteria_encoders: list[TextEncoder] = []  # criteria read by PyTorch (all but a float32 ONNX export)
-        if backend == "torch" or not self.encoder.reads_criteria:
-            base = self.encoder if backend == "torch" else TextEncoder(self.folder / ENCODER_DIR, threads=threads)
+        if isinstance(self.encoder, TextEncoder) or not self.encoder.reads_criteria:
+            base = (
+                self.encoder
+                if isinstance(self.encoder, TextEncoder)
+                else TextEncoder(self.folder / ENCODER_DIR, threads=threads)
+            )
             self.criteria_encoders = [criteria_encoder(base, member_params(params, m))
                                       for m in range(len(self.heads.members))]  # fmt: skip
             self.criteria_encoder = self.criteria_encoders[0]
@@ -324,7 +328,7 @@ class CompositionalScorer:
 
     def _encode_one_criterion(self, text: str) -> np.ndarray:
         """(members, 384): the sentence as each criteria fit's encoder reads it."""
-        if not self.criteria_encoders:
+        if not self.criteria_encoders and isinstance(self.encoder, OnnxPartsEncoder):  # its readers graph
             return self.encoder.read_criteria([text])[0]
         return np.stack([encoder.encode([text])[0] for encoder in self.criteria_encoders])
 

@@ -127,9 +127,9 @@ class TextEncoder(PooledEncoder):
         stack = copy.copy(self.model.encoder)
         stack._modules = dict(self.model.encoder._modules)
         stack.layer = self.torch.nn.ModuleList(list(self.model.encoder.layer))
-        for index, state in by_layer.items():
-            stack.layer[index] = copy.deepcopy(self.model.encoder.layer[index])
-            stack.layer[index].load_state_dict(state)
+        for layer, state in by_layer.items():
+            stack.layer[layer] = copy.deepcopy(self.model.encoder.layer[layer])
+            stack.layer[layer].load_state_dict(state)
         other.model.encoder = stack
         other.identity = f"{self.identity}-tuned{sorted(by_layer)}"
         return other

@@ -114,7 +114,7 @@ class PromptBuilder:
             prefix, suffix = rendered.split(SENTINEL)
             self._prefix, self._suffix = self._special(prefix), self._special(suffix)
         elif fmt.style == "segments":
-            self._prefix, self._suffix = [tokenizer.cls_token_id], [tokenizer.sep_token_id]
+            self._prefix, self._suffix = (tokenizer.cls_token_id,), (tokenizer.sep_token_id,)
         else:
             raise ValueError(f"unknown prompt style {fmt.style!r}; expected 'chat' or 'segments'")
         self._marker = self._tokens(CUT_MARKER)

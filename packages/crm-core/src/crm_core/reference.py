@@ -44,7 +44,8 @@ class IdfTable:
     @classmethod
     def build(cls, texts: Iterable[str], min_count: int = 2) -> IdfTable:
         """From a corpus; words in fewer than `min_count` texts are left out (they score as unseen)."""
-        frequency, documents = Counter(), 0
+        frequency: Counter[str] = Counter()
+        documents = 0
         for text in texts:
             frequency.update(set(words(text)))
             documents += 1

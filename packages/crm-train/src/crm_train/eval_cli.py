@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Literal
 
 import polars as pl
 from crm_core.atomic import atomic_file
@@ -33,7 +34,7 @@ from crm_train.metrics import (
 )
 
 
-def evaluate_file(model: str, data: str, backend: str = "torch", criteria_ablation: bool = False,
+def evaluate_file(model: str, data: str, backend: Literal["torch", "onnx"] = "torch", criteria_ablation: bool = False,
                   batch_size: int = 16, max_rows: int | None = None, seed: int = 0,
                   skip_invalid: bool = False) -> dict:  # fmt: skip
     """All of crm-eval's numbers for one model on one pairs file. Rejected rows are printed on stderr and stop the

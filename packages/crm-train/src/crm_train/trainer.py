@@ -21,7 +21,7 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 import torch
@@ -127,7 +127,8 @@ def train(config: TrainConfig) -> dict[str, Any]:  # noqa: C901 (one loop read t
         encoded, cut = encode_examples(examples, builder, config.objective)
         log(f"{'train' if train else 'validation'} epoch {epoch}: {dict(stats)}, cut to fit: {cut}")
         generator = torch.Generator().manual_seed(config.seed * 100_003 + epoch)
-        return DataLoader(encoded, batch_size=config.per_device_batch_size, shuffle=train, generator=generator,
+        return DataLoader(cast(Any, encoded), batch_size=config.per_device_batch_size, shuffle=train,
+                          generator=generator,
                           collate_fn=lambda batch: collate(batch, pad_id))  # fmt: skip
 
     val_loader = accelerator.prepare(make_loader(0, train=False)) if val_pairs.height else None
@@ -141,7 +142,8 @@ def train(config: TrainConfig) -> dict[str, Any]:  # noqa: C901 (one loop read t
     model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
 
     # --- resume -------------------------------------------------------------------------------------------------
-    state = {"step": 0, "best_val_loss": None, "best_step": None, "evals_without_improvement": 0, "done": False}
+    state: dict[str, Any] = {"step": 0, "best_val_loss": None, "best_step": None, "evals_without_improvement": 0,
+                             "done": False}  # fmt: skip
     if config.resume and (out / "state" / STATE_FILE).is_file():
         accelerator.load_state(str(out / "state"))
         state = json.loads((out / "state" / STATE_FILE).read_text())
@@ -184,7 +186,7 @@ def train(config: TrainConfig) -> dict[str, Any]:  # noqa: C901 (one loop read t
         return patience is not None and state["evals_without_improvement"] >= patience
 
     # --- the loop -------------------------------------------------------------------------------------------------
-    seen = {"batches": 0, "samples": 0, "fingerprint": hashlib.sha256()}
+    seen: dict[str, Any] = {"batches": 0, "samples": 0, "fingerprint": hashlib.sha256()}
     model.train()
     bar = tqdm(total=total_steps, initial=state["step"], desc="training", unit="step", disable=not main)
     running, started = [], time.perf_counter()

@@ -257,7 +257,7 @@ def warm_general_leaderboard(engine: Engine) -> None:
     instant."""
     started = time.perf_counter()
     print("usl-space: scoring the general leaderboard into the cache in the background")
-    engine.fill([], [], engine.query_ids, progress=True, batch_queries=2)
+    engine.fill([], [], engine.query_ids.tolist(), progress=True, batch_queries=2)
     print(f"usl-space: the general leaderboard is ready ({time.perf_counter() - started:.0f} s)")
 
 

@@ -104,7 +104,7 @@ def board_rows(
         mean_pref = np.nanmean(np.where(answered, preference, np.nan), axis=0) if len(outcome) else lc * np.nan
         avg_words = np.where(answered, words, 0.0).sum(axis=0) / np.maximum(answered.sum(axis=0), 1)
     wins, ties, losses = ((outcome == v).sum(axis=0) for v in (1.0, 0.5, 0.0))
-    rows = [{
+    rows: list[dict[str, Any]] = [{
         "model": model, "win_rate": rounded(stats.win_rate[j]), "ci_low": rounded(stats.ci_low[j]),
         "ci_high": rounded(stats.ci_high[j]), "rank_ub": int(stats.rank_ub[j]) if ranked else None,
         "n": int(stats.n[j]), "wins": int(wins[j]), "ties": int(ties[j]), "losses": int(losses[j]),

@@ -58,7 +58,7 @@ def slope_chart(a: Leaderboard, b: Leaderboard) -> Figure:
     B, red lower, grey the same (said in the legend under the chart)."""
     rank_a = {r["model"]: r["rank"] for r in a.rows}
     rank_b = {r["model"]: r["rank"] for r in b.rows}
-    models = sorted(set(rank_a) & set(rank_b), key=rank_a.get)
+    models = sorted(set(rank_a) & set(rank_b), key=lambda m: rank_a[m])
     fig, ax = plt.subplots(figsize=(7, 0.25 * len(models) + 1.5))
     for model in models:
         ra, rb = rank_a[model], rank_b[model]

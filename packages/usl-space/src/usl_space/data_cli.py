@@ -14,7 +14,9 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
+from crm_core.compositional import CompositionalScorer
 from crm_core.data import ALPACA_EVAL_BASELINE, open_bench, read_models_file, skipping_invalid
 from crm_core.data.importers import detect_layout
 from crm_core.guard import check_output, fail
@@ -90,7 +92,7 @@ def _cmd_sides(args: argparse.Namespace) -> int:
     bench = open_data(args.data, args.baseline)
     query, outputs = bench.instructions(), bench.outputs()
     store = ResponseStore(args.output)
-    _, computed = store.side(scorer, query, outputs, outputs, progress=not args.quiet)
+    _, computed = store.side(cast(CompositionalScorer, scorer), query, outputs, outputs, progress=not args.quiet)
     print(json.dumps({"output": str(args.output), "responses": len(outputs), "computed": computed,
                       "stored": len(store), "seconds": round(time.perf_counter() - started, 1)}, indent=2))  # fmt: skip
     return 0

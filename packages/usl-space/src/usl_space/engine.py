@@ -21,19 +21,19 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
-from crm_core.compositional import CriteriaSide, ResponseSide
+from crm_core.compositional import CompositionalScorer, CriteriaSide, ResponseSide
 from crm_core.data import Bench
 from crm_core.guard import check_criteria
-from crm_core.model import softmax
+from crm_core.model import CrossEncoderScorer, softmax
 from crm_core.paths import cache_dir
 from crm_core.spec import Pair, Scorer
 
 from usl_space.board import Leaderboard, board_rows, gated_matrices, rounded
 from usl_space.cache import ScoreCache, checkpoint_id, normalise_criteria, text_digest
-from usl_space.instant import ResponseTable, release_freed_memory, response_side_of
+from usl_space.instant import ResponseTable, release_freed_memory, response_side_in_steps, response_side_of
 from usl_space.ordering import stratified_order
 from usl_space.progress import Progress
 from usl_space.response_store import default_store
@@ -91,14 +91,14 @@ class Engine:
                 self._build[0] = report = Progress("building the bench's response side (once per CRM and bench)",
                                                    len(base))  # fmt: skip
                 try:
-                    self._table = ResponseTable.open(folder, self.scorer, self.query, base,
-                                                     self.scorer.response_side_id, self.bench.content_hash(),
+                    self._table = ResponseTable.open(folder, self.compositional, self.query, base,
+                                                     self.compositional.response_side_id, self.bench.content_hash(),
                                                      progress, lambda: default_store(home), report)  # fmt: skip
                 finally:
                     self._build[0] = None
                 extra = {k: v for k, v in self.output.items() if k[1] not in models}
                 if extra:
-                    self._table = self._table.extended(self.scorer, self.query, extra, self.output)
+                    self._table = self._table.extended(self.compositional, self.query, extra, self.output)
             return self._table
 
     def instant_matrices(self, criteria: list[str], dislikes: list[str], ids: Sequence[int], models: Sequence[str],
@@ -109,17 +109,28 @@ class Engine:
         if side is not None:  # fitted from every sentence (the profile's prior): nothing counted twice as a must
             soft, must = side, CriteriaSide(np.zeros_like(side.weights), np.zeros_like(side.voice))
         else:
-            soft, must = self.scorer.criteria_sides(criteria, dislikes)
+            soft, must = self.compositional.criteria_sides(criteria, dislikes)
         rows = table.rows(ids, models)
 
         def per_response(values: np.ndarray) -> np.ndarray:
             return np.where(rows >= 0, values[rows], np.nan)
 
         side_parts = (table.side.quality, table.criteria_part(soft), table.criteria_part(must),
-                      table.side.log_words(self.scorer.heads.spread))  # fmt: skip
+                      table.side.log_words(self.compositional.heads.spread))  # fmt: skip
         quality, soft_part, must_part, log_words = (per_response(v) for v in side_parts)
-        return gated_matrices(quality, soft_part, must_part, list(models).index(self.baseline),
-                              self.scorer.quality_gate, log_words, self.scorer.gate_length_slope)  # fmt: skip
+        crm = self.compositional
+        return gated_matrices(quality, soft_part, must_part, list(models).index(self.baseline), crm.quality_gate,
+                              log_words, crm.gate_length_slope)  # fmt: skip
+
+    @property
+    def compositional(self) -> CompositionalScorer:
+        """The scorer as the instant path calls it (only an engine whose CRM is instant does)."""
+        return cast(CompositionalScorer, self.scorer)
+
+    @property
+    def cross_encoder(self) -> CrossEncoderScorer:
+        """The scorer as the pairwise anytime path calls it (a cross-encoder CRM's)."""
+        return cast(CrossEncoderScorer, self.scorer)
 
     @property
     def table_ready(self) -> bool:
@@ -141,8 +152,8 @@ class Engine:
         added = {(int(idx), name): text for idx, text in outputs.items()}
         key = (name, _upload_digest(added))
         if key not in self._uploads:
-            side = response_side_of(self.scorer, self.query, added, self.output, report=report,
-                                    should_stop=should_stop, chunk=chunk)  # fmt: skip
+            side = response_side_in_steps(self.compositional, self.query, added, self.output, report, should_stop,
+                                          chunk)  # fmt: skip
             if side is None:
                 return False
             self._uploads[key] = side
@@ -170,9 +181,9 @@ class Engine:
         if self.instant:  # an upload's responses are encoded once per engine; then it ranks like the others
             key = (name, _upload_digest(added))
             if key not in self._uploads:
-                self._uploads[key] = response_side_of(self.scorer, self.query, added, self.output)
+                self._uploads[key] = response_side_of(self.compositional, self.query, added, self.output)
             other._table_lock = threading.Lock()
-            other._table = self.response_table().extended(self.scorer, self.query, added, self.output,
+            other._table = self.response_table().extended(self.compositional, self.query, added, self.output,
                                                           self._uploads[key])  # fmt: skip
         return other
 
@@ -255,8 +266,8 @@ class Engine:
             return [(i, m, d, float(v), None, None) for (i, m, d), v in zip(keys, values, strict=True)]
         pairs = [Pair(criteria, self.query[i], self.output[(i, m)], self.output[(i, self.baseline)], dislikes)
                  for i, m, _ in keys]  # fmt: skip
-        first, second = self.scorer.encode_pairs(pairs)
-        probs = softmax(self.scorer.logits(first + second, self.batch_size))
+        first, second = self.cross_encoder.encode_pairs(pairs)
+        probs = softmax(self.cross_encoder.logits(first + second, self.batch_size))
         ab, ba = probs[: len(first)], probs[len(first) :]
         tie = (ab[:, 2] + ba[:, 2]) / 2 if ab.shape[1] == 3 else [None] * len(keys)
         return [(i, m, d, float(a), float(b), None if t is None else float(t))
@@ -334,7 +345,7 @@ class Engine:
             text = self.output.get(key)
             if text is not None and text not in counts:
                 counts[text] = len(text.split())
-        return np.array([[counts.get(self.output.get((i, m)), 0) for m in models] for i in ids], dtype=float)
+        return np.array([[counts.get(self.output.get((i, m), ""), 0) for m in models] for i in ids], dtype=float)
 
     def _request(self, criteria, dislikes, models) -> tuple[list[str], list[str], list[str]]:
         """Checked criteria and dislikes, and the models to rank (the baseline always among them)."""

@@ -37,17 +37,28 @@ def panels_of(scorer: CompositionalScorer, keys: Sequence[tuple[int, str]],
     return [[reference_outputs[(i, p)] for p in panel if (i, p) in reference_outputs] for i, _ in keys]
 
 
-def response_side_of(scorer: CompositionalScorer, query: dict[int, str], outputs: dict[tuple[int, str], str],
-                     reference_outputs: dict[tuple[int, str], str], progress: bool = False,
-                     report: Progress | None = None, should_stop: Callable[[], bool] | None = None,
-                     chunk: int = 128) -> ResponseSide | None:  # fmt: skip
+def response_side_of(
+    scorer: CompositionalScorer,
+    query: dict[int, str],
+    outputs: dict[tuple[int, str], str],
+    reference_outputs: dict[tuple[int, str], str],
+    progress: bool = False,
+) -> ResponseSide:
     """The response side of `outputs`, rows in sorted (idx, model) order; the reference panel's answers come from
-    `reference_outputs` (the bench). With `report` or `should_stop`, in chunks of `chunk` responses: `report`
-    advances after each, `should_stop` is asked before each (None returned when it said stop)."""
+    `reference_outputs` (the bench)."""
     keys = sorted(outputs)
     panels = panels_of(scorer, keys, reference_outputs)
-    if report is None and should_stop is None:
-        return scorer.response_side([query[i] for i, _ in keys], [outputs[k] for k in keys], panels, progress)
+    return scorer.response_side([query[i] for i, _ in keys], [outputs[k] for k in keys], panels, progress)
+
+
+def response_side_in_steps(scorer: CompositionalScorer, query: dict[int, str],
+                           outputs: dict[tuple[int, str], str], reference_outputs: dict[tuple[int, str], str],
+                           report: Progress | None = None, should_stop: Callable[[], bool] | None = None,
+                           chunk: int = 128, progress: bool = False) -> ResponseSide | None:  # fmt: skip
+    """`response_side_of`, `chunk` responses at a time: `report` advances after each step, `should_stop` is asked
+    before each (None returned when it said stop)."""
+    keys = sorted(outputs)
+    panels = panels_of(scorer, keys, reference_outputs)
     parts = []
     for start in range(0, len(keys), chunk):
         if should_stop is not None and should_stop():
@@ -127,7 +138,9 @@ class ResponseTable:
         else:
             if report is not None:
                 report.total = len(keys)
-            side = response_side_of(scorer, query, output, output, progress, report, chunk=2048)
+            stepped = response_side_in_steps(scorer, query, output, output, report, chunk=2048, progress=progress)
+            assert stepped is not None  # nothing asked it to stop
+            side = stepped
         release_freed_memory()
         return cls(np.array([i for i, _ in keys], dtype=np.int64), [m for _, m in keys], side, checkpoint,
                    bench_hash, time.perf_counter() - started)  # fmt: skip

@@ -160,7 +160,7 @@ def pull(
     for name in order:
         check_model_name(name)
     layout = detect_layout(local_source) if local_source is not None else None
-    combined = _CombinedSource(local_source, order) if layout == "alpaca_eval" else None
+    combined = _CombinedSource(local_source, order) if layout == "alpaca_eval" and local_source else None
     report = PullReport()
     reference: set[str] | None = None
     for model in tqdm(order, desc="models", unit="model", disable=not progress):

@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 (one flag, one bra
         with skipping_invalid("usl-rank", args.skip_invalid):
             engine = load_engine(args.data, args.model, args.backend, args.cache, needs_topics, args.baseline)
         selected = None
-        if args.topic or args.topic_text:
+        if (args.topic or args.topic_text) and engine.topics is not None:  # built whenever a topic is asked
             selected = engine.topics.select(args.topic, args.topic_text, args.topic_threshold).tolist()
             if not selected:
                 raise ValueError("no query matches the topic selection; lower --topic-threshold or change topics")

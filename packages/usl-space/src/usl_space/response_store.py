@@ -108,7 +108,7 @@ class ResponseStore:
                      "voice": new.voice.astype(np.float32)}  # fmt: skip
             self.folder.mkdir(parents=True, exist_ok=True)
             with atomic_file(self.folder / f"part-{_stamp()}.npz", "wb") as handle:
-                np.savez(handle, **shard)
+                np.savez(handle, keys=shard["keys"], z=shard["z"], quality=shard["quality"], voice=shard["voice"])
             self._add(shard)
             if report is not None:
                 report.advance(start + len(rows))

@@ -52,7 +52,7 @@ def parse_upload(engine: Engine, path: str | None, name: str) -> tuple[str, dict
     from crm_core.data.importers import read_model_outputs_json
 
     items = read_model_outputs_json(path)
-    name = " ".join((name or "").split()) or next((i.get("generator") for i in items if i.get("generator")), "")
+    name = " ".join((name or "").split()) or str(next((i["generator"] for i in items if i.get("generator")), ""))
     if not name or len(name) > 80 or any(not ch.isprintable() for ch in name):
         raise ValueError("give the model a name of 1-80 printable characters")
     index = {text: idx for idx, text in engine.query.items()}
@@ -67,7 +67,8 @@ class ViewMemo:
     is kept at most `max_age` seconds, less than `job_folder` keeps the files it names."""
 
     def __init__(self, size: int = 64, max_age: float = 1800.0):
-        self.size, self.max_age, self._views, self._lock = size, max_age, OrderedDict(), threading.Lock()
+        self.size, self.max_age, self._lock = size, max_age, threading.Lock()
+        self._views: OrderedDict[tuple, tuple[float, tuple]] = OrderedDict()
 
     def get(self, key: tuple) -> tuple | None:
         with self._lock:
@@ -104,7 +105,7 @@ def share_link(request: gr.Request | None, profile: Profile) -> str:
     """The page's address with the profile as `?profile=TOKEN` (the browser's address, from the Referer the page
     sends; a bare query string when there is none)."""
     page = (request.headers.get("referer") or "") if request is not None else ""
-    return f"{page.split('?', 1)[0]}?profile={profile.link_token(TOPICS)}"
+    return f"{page.split('?', 1)[0]}?profile={profile.link_token(list(TOPICS))}"
 
 
 class AppService:
@@ -199,15 +200,15 @@ class AppService:
     def customize(self, topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
                   request: gr.Request):  # fmt: skip
         started = time.perf_counter()  # what the status reports: the visitor's wait, not only the scoring
-        stop = self.stops[request.session_hash] = threading.Event()
+        stop = self.stops[str(request.session_hash)] = threading.Event()
         try:
             yield from self.custom_board(topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
-                                    stop, started)  # fmt: skip
+                                         stop, started)  # fmt: skip
         except gr.Error as error:  # said in the status line; the board shown before stays (no red "Error" over it)
             yield gr.skip(), gr.skip(), gr.skip(), f"**Not ranked:** {as_text(error.message)}", gr.skip()
         finally:
-            if self.stops.get(request.session_hash) is stop:
-                del self.stops[request.session_hash]
+            if self.stops.get(str(request.session_hash)) is stop:
+                del self.stops[str(request.session_hash)]
 
     def custom_board(self, topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads, stop, started):
         for text in self.bench_ready(stop.is_set):  # Stop ends this visitor's wait, not the build others may wait for
@@ -244,7 +245,7 @@ class AppService:
         yield outputs
 
     def stop_job(self, request: gr.Request) -> None:
-        event = self.stops.get(request.session_hash)
+        event = self.stops.get(str(request.session_hash))
         if event is not None:
             event.set()
 

@@ -81,7 +81,7 @@ def frame(board: Leaderboard | None) -> dict:
 
 COMPACT_COLUMNS = 4  # Rank, Model, Win rate %, 95% CI %: what two boards side by side have room for
 # px per column of the main table: the first four fit a 390 px phone (long model names wrap at their hyphens)
-COLUMN_WIDTHS = ["52px", "112px", "64px", "96px", "64px", "72px", "80px", "64px", "240px"]
+COLUMN_WIDTHS: list[str | int] = ["52px", "112px", "64px", "96px", "64px", "72px", "80px", "64px", "240px"]
 
 
 def compact_frame(board: Leaderboard | None) -> dict:
@@ -150,12 +150,12 @@ def reading(engine: Engine, criteria: list[str], dislikes: list[str]) -> str:
         return ""
     from crm_core.compositional import split_criteria
 
-    read = engine.scorer.criteria_side(criteria, dislikes).explain()
+    read = engine.compositional.criteria_side(criteria, dislikes).explain()
     text = "\n\nRead your criteria as: " + (" · ".join(f"{name} {weight:+.1f}" for name, weight in read)
                                              if read else "no measured property (tone and content only)")  # fmt: skip
     ignored = []
     for sentence in split_criteria(criteria, dislikes):
-        side = engine.scorer.criteria_side([sentence])
+        side = engine.compositional.criteria_side([sentence])
         if not side.explain() and not side.voice.any():  # no weight of 0.25 or more, no voice
             ignored.append(sentence)
     for sentence in ignored:

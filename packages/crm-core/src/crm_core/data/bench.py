@@ -193,10 +193,8 @@ def make_bench(name: str, source: str, baseline: str, queries: pl.DataFrame, res
         problems.append(Problem(name, None, "responses", f"{dups.height} duplicate (model, query) pair(s): {shown}"))
     unknown = responses.join(queries.select("idx"), on="idx", how="anti")
     if unknown.height:
-        shown = unknown["idx"].unique().sort().head(10).to_list()
-        problems.append(
-            Problem(name, None, "responses.idx", f"{unknown.height} response(s) to unknown queries {shown}")
-        )
+        ids = unknown["idx"].unique().sort().head(10).to_list()
+        problems.append(Problem(name, None, "responses.idx", f"{unknown.height} response(s) to unknown queries {ids}"))
     models = set(responses["model"].drop_nulls().to_list())
     if baseline not in models:
         close = difflib.get_close_matches(baseline, sorted(models), n=3)

@@ -188,7 +188,9 @@ def read_model_outputs_json(path: str | os.PathLike) -> list[dict]:
 
 
 def responses_by_instruction(model: str, items: list[dict], index: dict[str, int], file: str) -> list[dict]:
-    rows, problems, seen = [], [], {}
+    rows: list[dict] = []
+    problems: list[Problem] = []
+    seen: dict[int, int] = {}  # query idx -> the item that answered it
     for number, item in enumerate(items, start=1):
         idx = index.get(item["instruction"])
         if idx is None:

@@ -167,13 +167,13 @@ def _validate_records(
     return rows, rejected
 
 
-def _read_lines(path: Path) -> Iterable[tuple[int, str, Any]]:
+def _read_lines(path: Path) -> Iterable[tuple[int, str, Any]]:  # the raw text is "" where a line is unreadable
     """(line, raw text, decoded JSON or the error) per non-blank line; unreadable lines carry their Problem."""
     for line_number, raw, problem in text_lines(path):
         if problem is not None:
             yield line_number, "", problem
             continue
-        if not raw.strip():
+        if raw is None or not raw.strip():
             continue
         try:
             decoded: Any = json.loads(raw)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import torch
@@ -104,8 +105,9 @@ class CriteriaNet(torch.nn.Module):
         # when fitted, so that a fit without it draws the same random numbers as before it existed
         self.form_gate = (torch.nn.Sequential(torch.nn.Linear(384, 128), torch.nn.GELU(), torch.nn.Linear(128, 1))
                           if form_gate else None)  # fmt: skip
-        torch.nn.init.zeros_(self.criteria[2].weight)
-        torch.nn.init.zeros_(self.criteria[2].bias)
+        last = cast(torch.nn.Linear, self.criteria[2])
+        torch.nn.init.zeros_(last.weight)
+        torch.nn.init.zeros_(last.bias)
 
     def embed(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         h = states
@@ -257,9 +259,9 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
         s_pair = draw_pairs(rng.choice(list(pairs), len(s_rows)))
         sa, sb = torch.tensor(s_pair[:, 0]), torch.tensor(s_pair[:, 1])
         from_bank = s_rows >= o2
-        about = np.full(len(s_rows), -1)
-        about[from_bank] = bank_prop[phr[s_rows[from_bank]]]
-        about = torch.tensor(about)
+        about_np = np.full(len(s_rows), -1)
+        about_np[from_bank] = bank_prop[phr[s_rows[from_bank]]]
+        about = torch.tensor(about_np)
         gap = (z[sa, about.clamp(min=0)] - z[sb, about.clamp(min=0)]).abs()
         keep = (about < 0) | (gap < config.silent_gap)
         dq = q_silent[sa] - q_silent[sb]

@@ -20,6 +20,7 @@ import gzip
 import json
 import math
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -68,7 +69,7 @@ class Judge:
     def side(self, prompts: list[str], texts: list[str], panels: list[list[str]] | None = None) -> ResponseSide:
         return self.scorer.response_side(prompts, texts, panels)
 
-    def criteria(self, criteria: list[str], dislikes: list[str] = ()) -> CriteriaSide:
+    def criteria(self, criteria: Sequence[str], dislikes: Sequence[str] = ()) -> CriteriaSide:
         return self.scorer.criteria_side(criteria, dislikes)
 
 
@@ -99,12 +100,11 @@ def property_report(judge: Judge, groups: Groups, gap: float, silent_gap: float,
         s = base[[i, j]] + z[[i, j]] @ c.weights + side.voice[[i, j]] @ c.voice
         return bool(s[0] > s[1])
 
-    pairs_by = {}
+    every: list[tuple[int, int]] = []  # every pair of answers to one prompt
     for rows in groups.members():
         a, b = np.triu_indices(len(rows), 1)
-        for i, j in zip(rows[a], rows[b], strict=True):
-            pairs_by.setdefault("all", []).append((int(i), int(j)))
-    allpairs = np.array(pairs_by["all"])
+        every += [(int(i), int(j)) for i, j in zip(rows[a], rows[b], strict=True)]
+    allpairs = np.array(every)
     per_prop, combined, silent = {}, [], []
     general = P.VALIDATION_GENERAL
     for prop in by_prop:
@@ -113,7 +113,7 @@ def property_report(judge: Judge, groups: Groups, gap: float, silent_gap: float,
         clear = allpairs[np.abs(diff) >= gap]
         if len(clear) > per_property:
             clear = clear[rng.choice(len(clear), per_property, replace=False)]
-        results = {+1: [], -1: []}
+        results: dict[int, list[bool]] = {+1: [], -1: []}
         for i, j in clear:
             more, less = (i, j) if z[i, k] > z[j, k] else (j, i)
             for sign in (+1, -1):

@@ -139,7 +139,8 @@ def fit_quality(train: dict, val: dict, config: CompositionalConfig) -> tuple[Qu
         )
         if loss < best:
             best, best_state = loss, {k: v.clone() for k, v in net.state_dict().items()}
-    net.load_state_dict(best_state)
+    if best_state is not None:  # the first epoch always sets it
+        net.load_state_dict(best_state)
     return net, {"history": history, "best_val_loss": round(best, 4)}
 
 
@@ -152,13 +153,13 @@ def boost_reference(net: QualityNet, t: dict, prompts: list[str], rows: list[int
     with torch.no_grad():
         x, sim = t["xa"][rows], t["sa"][rows]
         before = net(x, sim).numpy()
-        net.refsim_weight += boost
+        net.refsim_weight.add_(boost)
         after = net(x, sim).numpy()
         scale = centred_std(before, prompts) / centred_std(after, prompts)
         last = [m for m in net.quality if isinstance(m, torch.nn.Linear)][-1]
-        last.weight *= scale
-        last.bias *= scale
-        net.refsim_weight *= scale
+        last.weight.mul_(scale)
+        last.bias.mul_(scale)
+        net.refsim_weight.mul_(scale)
         reference_part = (net.refsim_weight * sim).numpy()
     return {
         "boost": boost,
@@ -216,8 +217,8 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
         val_pairs += S.human_pairs(shared, "validation")
     stage = out / "quality-stage.pt"  # the quality fit, reused while what it depends on is unchanged
     prefixes = ("quality", "use_", "soft", "seed", "max_tokens", "spread", "weight_decay", "length_control", "refsim")
-    key = {k: v for k, v in asdict(config).items() if k.startswith(prefixes)} | {"spread": spread.tolist()}
-    key = json.dumps(key, sort_keys=True)
+    depends = {k: v for k, v in asdict(config).items() if k.startswith(prefixes)} | {"spread": spread.tolist()}
+    key = json.dumps(depends, sort_keys=True)
     saved = torch.load(stage, weights_only=False) if stage.is_file() else None
     if saved is not None and saved["key"] == key:
         quality_net, quality_log = QualityNet(saved["dim"], config.quality_hidden), saved["log"]
@@ -239,7 +240,7 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
     idf, reference_spread = None, quality_log["reference_boost"].get("spread", 0)
     with_ref = [p for p in pairs if p.reference is not None]
     if with_ref and (config.lexsim_weight or config.length_weight):
-        idf = IdfTable.build(dict.fromkeys(t for p in with_ref for t in (p.a, p.reference)))
+        idf = IdfTable.build(dict.fromkeys(t for p in with_ref for t in (p.a, p.reference) if t is not None))
         reference_spread = reference_part_spread(quality_net, features, idf, with_ref, config)
         quality_log["whole_text_reference"] = {"idf_documents": idf.documents, "idf_words": len(idf.idf),
                                                "reference_spread": round(reference_spread, 4)}  # fmt: skip
