@@ -9,6 +9,8 @@ The engine is the conductor; each job lives in its own module:
   (usl_space.scheduling: concurrent jobs alternate, Stop is seen between queries), cached (usl_space.cache);
 - both hand (outcome, preference) matrices to usl_space.board, which makes the rows with the statistics of
   usl_space.stats (intervals, Rank (UB), length-controlled win rate).
+Over 400 lines because the two paths still share one class, branching on `instant`; splitting them into two
+rankers behind one interface is the next step of the codebase work.
 """
 
 from __future__ import annotations

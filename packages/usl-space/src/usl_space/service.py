@@ -1,7 +1,8 @@
 """The app's handlers: what each button and page load does, over one engine shared by every visitor. The service
 owns what lives between requests: the memo of finished views, each visitor's Stop flags, the thread that builds
 the response side, the scratch folder of charts and downloads. usl_space.app lays the handlers out and wires them;
-usl_space.views says what they show.
+usl_space.views says what they show. (Just over 400 lines: the handlers of five tabs share that state, and a module
+per tab would pass it around; the next split is an upload module, when uploads grow.)
 """
 
 from __future__ import annotations
