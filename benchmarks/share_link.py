@@ -7,8 +7,8 @@ Start the app first (the shipped CRM and its saved response side, as a Space ser
     uv run python benchmarks/share_link.py --url http://127.0.0.1:7861/ --output benchmarks/results/share_link.json
 
 Rank: from the click to a status that says "done". Link: from opening the page to the votes' board (its status
-says how many votes were counted); the page load is included, as a visitor waits for it. Also: whether the board
-was scrolled into view, and the link's length.
+says how many votes were counted), and to that board scrolled into view; the page load is included, as a visitor
+waits for it. Also the link's length.
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ from pathlib import Path
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]  # fmt: skip
+TOP_OF_STATUS = (
+    "(() => { const e = document.getElementById('custom-status'); return e ? e.getBoundingClientRect().y : null })"
+)
+TOP_OF_STATUS += "()"
 VOTES = [(12, "Meta-Llama-3.1-405B-Instruct-Turbo", "claude-3-5-sonnet-20240620", 1.0),
          (301, "gpt-4o-2024-05-13", "Qwen2-72B-Instruct", 0.0),
          (77, "yi-large-preview", "gpt-4-turbo-2024-04-09", 0.5)]  # fmt: skip
@@ -60,15 +64,18 @@ def main(argv: list[str] | None = None) -> int:
             fresh.goto(link)
             fresh.locator("#taste-read").get_by_text(f"{len(VOTES)} vote(s)").wait_for(timeout=600_000)
             links.append(round(time.perf_counter() - started, 2))
-            fresh.wait_for_timeout(3000)  # the scroll follows the board
-            box = fresh.locator("#custom-status").bounding_box()
-            in_view.append(box is not None and -2 <= box["y"] < 900)
+            for _ in range(20):  # the board scrolls into view once it is drawn
+                top = fresh.evaluate(TOP_OF_STATUS)
+                if top is not None and -2 <= top < 900:
+                    break
+                fresh.wait_for_timeout(500)
+            in_view.append(round(time.perf_counter() - started, 2) if top is not None and -2 <= top < 900 else None)
             fresh.close()
         browser.close()
     emit({"machine": f"{platform.machine()}, {os.cpu_count()} cores", "url": args.url,
           "link_characters": len(link), "votes": len(VOTES), "rank_seconds": ranks, "link_seconds": links,
           "rank_median": statistics.median(ranks), "link_median": statistics.median(links),
-          "link_board_scrolled_into_view": in_view}, args.output)  # fmt: skip
+          "link_seconds_to_board_in_view": in_view}, args.output)  # fmt: skip
     return 0
 
 
