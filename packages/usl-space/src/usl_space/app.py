@@ -199,9 +199,9 @@ def build_app(engine: Engine, title: str = "USL: the User-centric Subjective Lea
                          concurrency_id="score")  # fmt: skip
         demo.load(
             svc.open_shared, None, [criteria, dislikes, topics, taste, taste_read, tabs, taste_box], api_name=False
-        ).then(svc.shared_board, [taste, *taste_inputs], taste_outputs, api_name=False, concurrency_id="score").then(
-            None, js=SCROLL_TO_BOARD
-        )
+        ).then(
+            svc.shared_board, [taste, *taste_inputs], [*taste_outputs, tabs], api_name=False, concurrency_id="score"
+        ).then(None, js=SCROLL_TO_BOARD)
         profile_in.upload(svc.load_profile, profile_in, [criteria, dislikes, topics, taste, taste_read],
                           api_name="load_profile")  # fmt: skip
         cmp_go.click(svc.compare, [crit_a, crit_b, cmp_n], [cmp_a, cmp_b, cmp_plot, cmp_tau, cmp_status],

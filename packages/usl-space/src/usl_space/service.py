@@ -311,7 +311,7 @@ class AppService:
         taste = {"votes": [asdict(v) for v in profile.votes], "pending": None, "shared": True}
         return ("\n".join(profile.criteria), "\n".join(profile.dislikes), known or self.topic_names, taste,
                 f"Shared profile opened: {len(profile.criteria)} criteria, {len(profile.votes)} vote(s).",
-                gr.Tabs(selected="customize"), gr.Accordion(open=True))  # fmt: skip
+                gr.skip(), gr.Accordion(open=True))  # fmt: skip
 
     def waiting(self, text: str) -> tuple:
         """The vote handlers' outputs while the bench is not ready: only the status line (cu_status) changes."""
@@ -320,13 +320,14 @@ class AppService:
     def shared_board(self, taste, topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
                      request: gr.Request):  # fmt: skip
         if not (taste or {}).get("shared") or not self.engine.instant:
-            yield (gr.skip(),) * 11
+            yield (gr.skip(),) * 12
             return
-        yield self.waiting("Opening the shared profile: ranking it...")
+        yield *self.waiting("Opening the shared profile: ranking it..."), gr.skip()
         for text in self.bench_ready():
-            yield self.waiting(text)
-        yield self.taste_step({k: v for k, v in taste.items() if k != "shared"}, None, topics, free_text, criteria,
-                         dislikes, baseline, models, n_queries, uploads, request)  # fmt: skip
+            yield *self.waiting(text), gr.skip()
+        board = self.taste_step({k: v for k, v in taste.items() if k != "shared"}, None, topics, free_text, criteria,
+                                dislikes, baseline, models, n_queries, uploads, request)  # fmt: skip
+        yield *board, gr.Tabs(selected="customize")  # the tab opens on the finished board
 
     def load_profile(self, path):
         if not path:
