@@ -121,7 +121,7 @@ class AppService:
         # visitor ranked), they are served without ranking or drawing, so they stay fast while others' jobs run
         self.views = ViewMemo()
         self.stops: dict[str, threading.Event] = {}  # per visitor (session): set by Stop, seen by their job
-        self.builder: list[threading.Thread] = []  # the thread building the response side, when a visitor started it
+        self.builder: threading.Thread | None = None  # the thread building the response side, if a visitor started it
 
     def selected_ids(self, topics: list[str], free_text: str) -> list[int] | None:
         """The queries the topic controls select: the ticked topics, narrowed by the free-text topic when one is
@@ -147,13 +147,13 @@ class AppService:
         Returns when it is ready, or when `should_stop` says so."""
         if not self.engine.instant or self.engine.table_ready:
             return
-        if self.engine.building is None and not any(t.is_alive() for t in self.builder):
-            self.builder[:] = [threading.Thread(target=self.engine.response_table, daemon=True, name="response-side")]
-            self.builder[0].start()
+        if self.engine.building is None and (self.builder is None or not self.builder.is_alive()):
+            self.builder = threading.Thread(target=self.engine.response_table, daemon=True, name="response-side")
+            self.builder.start()
         while not self.engine.table_ready:
             if should_stop is not None and should_stop():
                 return
-            failed = self.builder and not self.builder[0].is_alive() and self.engine.building is None
+            failed = self.builder is not None and not self.builder.is_alive() and self.engine.building is None
             if failed and not self.engine.table_ready:
                 raise gr.Error("building the bench's response side failed; the server log says why")
             build = self.engine.building
