@@ -39,6 +39,7 @@ import numpy as np
 from crm_core.compositional_onnx import OnnxPartsEncoder, has_parts
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder
 from crm_core.model import CRMSpec, Pair, PairScores
+from crm_core.phrasing_memory import PhrasingMemory
 from crm_core.properties import NAMES, measure_many
 from crm_core.reference import IDF_FILE, IdfTable, lexical_similarity, panel_means, relative_length
 
@@ -173,16 +174,21 @@ class CompositionalHeads:
     re-tuned layer: their raw weights and gate logits are averaged before the cut, so a weight that one fit gives
     by chance and the others do not falls under it; their voices stand side by side (`rank` is the sum), each
     counted 1 / members.
+
+    With a `memory` (crm_core.phrasing_memory), a criterion whose sentence embedding sits among training
+    phrasings that agree on one property and direction is read as they are, where the reader reads otherwise.
     """
 
     def __init__(self, params: dict[str, np.ndarray], weight_threshold: float = 0.0, voice_threshold: float = 0.0,
-                 gate_cut: float = 0.0, weight_scale: float = 1.0):  # fmt: skip
+                 gate_cut: float = 0.0, weight_scale: float = 1.0,
+                 memory: PhrasingMemory | None = None):  # fmt: skip
         self.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items() if CRITERIA_LAYERS not in k}
         self.members = [member_params(self.params, m) for m in range(count_members(self.params))]
         self.spread = self.params["spread"]
         self.rank = sum(m["voice_proj"].shape[0] for m in self.members)
         self.weight_threshold, self.voice_threshold = float(weight_threshold), float(voice_threshold)
         self.gate_cut, self.weight_scale = float(gate_cut), float(weight_scale)
+        self.memory = memory
         # the reference signals' weights: fitted ones from the heads, unless crm.json gives others
         self.reference_weights = {k: float(self.params[k][0]) for k in REFERENCE_WEIGHTS if k in self.params}
 
@@ -200,9 +206,11 @@ class CompositionalHeads:
         voice = np.concatenate([response_vec @ m["voice_proj"].T for m in self.members], axis=1)
         return ResponseSide(z, quality.astype(np.float64), voice)
 
-    def criteria_side(self, criteria_vecs: np.ndarray | Sequence[np.ndarray]) -> CriteriaSide:
+    def criteria_side(self, criteria_vecs: np.ndarray | Sequence[np.ndarray],
+                      sentence_vecs: np.ndarray | None = None) -> CriteriaSide:  # fmt: skip
         """`criteria_vecs`: (criteria, 384) embeddings, one array per member (one array alone for one member), each
-        from that member's criteria encoder."""
+        from that member's criteria encoder; `sentence_vecs`: (criteria, 384) the response encoder's embeddings of
+        the same sentences, which the memory reads (ignored without one)."""
         per_member = [criteria_vecs] if isinstance(criteria_vecs, np.ndarray) else list(criteria_vecs)
         if len(per_member) != len(self.members):
             raise ValueError(f"the heads hold {len(self.members)} criteria fits; got embeddings for {len(per_member)}")
@@ -215,6 +223,8 @@ class CompositionalHeads:
         if "form_gate.0.weight" in self.members[0]:  # a criterion the gate reads as general moves no property
             logit = np.mean([mlp(m, "form_gate", v) for m, v in zip(self.members, per_member, strict=True)], axis=0)
             weights = weights * (logit >= self.gate_cut)
+        if self.memory is not None and sentence_vecs is not None:
+            weights = np.stack([self.memory.override(w, v) for w, v in zip(weights, sentence_vecs, strict=True)])
         voices = []
         for out in outs:
             length = np.linalg.norm(out[:, k:], axis=1, keepdims=True)
@@ -274,6 +284,7 @@ class CompositionalScorer:
             serving.get("voice_threshold", 0.0),
             serving.get("form_gate_cut", 0.0),
             serving.get("weight_scale", 1.0),
+            PhrasingMemory.load(self.folder),
         )
         self.heads.reference_weights.update(self.spec.extra.get("reference_weights", {}))
         self.quality_gate = float(serving.get("quality_gate", 0.0))  # judged_logit's gate (0: criteria add up)
@@ -321,6 +332,7 @@ class CompositionalScorer:
             digest.update(self.encoder.identity.encode())
         self.response_side_id = digest.hexdigest()[:20]
         self._criteria_cache = lru_cache(maxsize=4096)(self._encode_one_criterion)
+        self._sentence_cache = lru_cache(maxsize=4096)(lambda text: self.encoder.encode([text])[0])
 
     @property
     def identity(self) -> str:
@@ -344,7 +356,8 @@ class CompositionalScorer:
     def _side(self, texts: list[str]) -> CriteriaSide:
         members = len(self.heads.members)
         vecs = np.stack([self._criteria_cache(t) for t in texts]) if texts else np.zeros((0, members, 384), np.float32)
-        return self.heads.criteria_side([vecs[:, m] for m in range(members)])
+        sentences = np.stack([self._sentence_cache(t) for t in texts]) if texts and self.heads.memory else None
+        return self.heads.criteria_side([vecs[:, m] for m in range(members)], sentences)
 
     def response_side(
         self,

@@ -23,6 +23,8 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from crm_core.phrasing_memory import MEMORY_FILE
+
 COLUMNS = """
     checkpoint TEXT NOT NULL,
     criteria TEXT NOT NULL,
@@ -61,9 +63,11 @@ def text_digest(*texts: str) -> str:
 
 def checkpoint_id(folder: str | os.PathLike, weights_file: str = "model.safetensors") -> str:
     """A checkpoint's identity for the cache: crm.json plus the weights file that is actually run (an int8
-    export and its fp32 source score differently)."""
+    export and its fp32 source score differently) and, where there is one, the phrasing memory that reads criteria."""
     folder = Path(folder)
     digest = hashlib.sha256((folder / "crm.json").read_bytes())
+    if (folder / MEMORY_FILE).is_file():
+        digest.update((folder / MEMORY_FILE).read_bytes())
     path = folder / weights_file
     if not path.is_file():
         raise FileNotFoundError(f"{path}: the checkpoint's weights are missing")

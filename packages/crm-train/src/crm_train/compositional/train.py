@@ -8,7 +8,8 @@
    (added unrelated criteria, removed criteria, opposite criteria with the label flipped) re-drawn every step;
    then the whole-text reference signals: an IDF table from the training answers, weights from the config;
 5. the folder: crm.json (kind compositional, config, seed, data hash), heads.safetensors, reference_idf.json,
-   encoder/, model card.
+   encoder/, model card; then the phrasing memory (crm_train.compositional.memory: the training phrasings'
+   sentence embeddings, a second reading of criteria the reader misreads).
 
     uv run crm-train --config training/configs/crm-compositional.yaml
 """
@@ -45,6 +46,7 @@ from crm_train.compositional import sources as S
 from crm_train.compositional.config import CompositionalConfig
 from crm_train.compositional.criteria_fit import CriteriaData, clear_pairs, dsp_pairs, fit_criteria, phrase_table
 from crm_train.compositional.features import Features, make_groups
+from crm_train.compositional.memory import build_memory, memory_phrasings
 
 
 def data_hash(shared: Path) -> str:
@@ -291,7 +293,10 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
                 "properties": list(NAMES), "training_pairs": {
                     name: sum(p.source == name for p in pairs) for name in sorted({p.source for p in pairs})},
                 **counts, "silent_criteria": {"short": len(short), "rubrics": len(rubrics)}}  # fmt: skip
-    return save_compositional(out / "best", params, encoder_dir, manifest, idf)
+    folder = save_compositional(out / "best", params, encoder_dir, manifest, idf)
+    texts, labels = memory_phrasings(shared, config.wide_bank)
+    build_memory(folder, texts, labels, backend="torch", progress=progress)
+    return folder
 
 
 def criteria_params(net, encoder, config: CompositionalConfig) -> dict[str, torch.Tensor]:

@@ -1,0 +1,92 @@
+"""A second reading of a criterion: by the training phrasings it sounds most like.
+
+The compositional CRM's criteria reader (a re-tuned encoder layer and a small network) misreads some wordings it
+never saw, e.g. it reads "Succinct answers" as a greeting. MiniLM's frozen sentence embedding knows which property
+a sentence is about better than the re-tuned reader does, though not whether it asks for more or less (probe in
+docs/experiments.md). The memory keeps that embedding for every training phrasing, labelled with its property and
+direction (general phrasings such as "I'm a nurse." labelled as none), and overrides the reader's reading of a
+sentence only when the nearest phrasings agree strongly and the reader says something else: then the sentence
+weighs its property as the reader weighs training phrasings of that property on average (`magnitude`).
+
+The file (`phrasing_memory.npz` in the CRM folder) holds int8 unit vectors, their labels, the magnitudes and the
+rule's settings; crm_train.compositional.memory builds it. A folder without one reads criteria as before.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+MEMORY_FILE = "phrasing_memory.npz"
+GENERAL = -1  # the label of a phrasing about no measured property
+
+
+def label_of(prop: int, sign: int) -> int:
+    """One integer per (property index, direction): 2 x property, + 1 when it asks for more."""
+    return 2 * prop + (sign > 0)
+
+
+@dataclass
+class PhrasingMemory:
+    vectors: np.ndarray  # (n, d) int8: unit sentence embeddings x 127
+    labels: np.ndarray  # (n,) label_of(...) or GENERAL
+    magnitude: np.ndarray  # (properties, 2): the weight given on override, [less, more]
+    neighbours: int = 10  # how many nearest phrasings vote
+    agreement: float = 0.7  # the share of them that must agree on one label
+    similarity: float = 0.6  # the cosine the nearest one must reach
+
+    def read(self, vector: np.ndarray) -> tuple[int, int] | None:
+        """(property index, +1 or -1) when the nearest phrasings agree on one property and direction, else None
+        (also when they agree that the sentence is general)."""
+        cosine = (self.vectors @ np.asarray(vector, np.float32)) / 127.0
+        nearest = np.argpartition(-cosine, self.neighbours - 1)[: self.neighbours]
+        if float(cosine[nearest].max()) < self.similarity:
+            return None
+        labels, counts = np.unique(self.labels[nearest], return_counts=True)
+        best = int(labels[np.argmax(counts)])
+        if best == GENERAL or counts.max() < self.agreement * self.neighbours - 1e-6:  # 0.7 x 10 is 7.000...1
+            return None
+        return best // 2, 1 if best % 2 else -1
+
+    def override(self, weights: np.ndarray, vector: np.ndarray) -> np.ndarray:
+        """One criterion's property weights, replaced by the memory's reading where that is confident and the
+        reader's strongest weight is another property or direction (or the reader gives none)."""
+        reading = self.read(vector)
+        if reading is None:
+            return weights
+        prop, sign = reading
+        strongest = int(np.argmax(np.abs(weights)))
+        if weights[strongest] != 0 and strongest == prop and np.sign(weights[strongest]) == sign:
+            return weights
+        out = np.zeros_like(weights)
+        out[prop] = sign * self.magnitude[prop, int(sign > 0)]
+        return out
+
+    def save(self, folder: str | Path) -> Path:
+        """Written whole or not at all (a temporary file, then renamed)."""
+        path = Path(folder) / MEMORY_FILE
+        partial = path.with_name(path.name + ".partial")
+        settings = np.array([self.neighbours, self.agreement, self.similarity], np.float32)
+        with open(partial, "wb") as handle:
+            np.savez_compressed(handle, vectors=self.vectors, labels=self.labels, magnitude=self.magnitude,
+                                settings=settings)  # fmt: skip
+        os.replace(partial, path)
+        return path
+
+    @classmethod
+    def load(cls, folder: str | Path) -> PhrasingMemory | None:
+        path = Path(folder) / MEMORY_FILE
+        if not path.is_file():
+            return None
+        with np.load(path) as data:
+            neighbours, agreement, similarity = (float(x) for x in data["settings"])
+            return cls(data["vectors"], data["labels"], data["magnitude"].astype(np.float32), int(neighbours),
+                       agreement, similarity)  # fmt: skip
+
+
+def quantize(unit_vectors: np.ndarray) -> np.ndarray:
+    """Unit vectors as int8 (x 127): a quarter of float32's size, cosines within ~1%."""
+    return np.clip(np.round(np.asarray(unit_vectors, np.float32) * 127), -127, 127).astype(np.int8)

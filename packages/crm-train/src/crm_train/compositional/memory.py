@@ -1,0 +1,104 @@
+"""Build a compositional CRM folder's phrasing memory (crm_core.phrasing_memory): every training phrasing's
+sentence embedding with its property and direction, and the general criteria as "none".
+
+Only training phrasings go in (never the development or validation banks). The weight an override gives is the
+median weight the folder's own reader gives training phrasings of that property and direction, as served. The
+rule's defaults (10 neighbours, 70% agreeing, nearest cosine 0.6) were chosen on the two development banks
+(docs/experiments.md, "A phrasing memory").
+
+    uv run python -m crm_train.compositional.memory --model space/models/crm-compositional
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+from crm_core.compositional import CompositionalScorer
+from crm_core.model import CRMSpec
+from crm_core.phrasing_memory import GENERAL, MEMORY_FILE, PhrasingMemory, label_of, quantize
+from crm_core.properties import NAMES
+from tqdm.auto import tqdm
+
+from crm_train.compositional import phrasings as P
+
+
+def memory_phrasings(shared: Path, wide: bool = True) -> tuple[list[str], np.ndarray]:
+    """The training phrasings (no typo'd copies) and general criteria, with their labels."""
+    bank = list(dict.fromkeys(P.training_bank(wide=wide, typos_per_phrasing=0.0)))
+    general = list(dict.fromkeys(P.silent_criteria(extra=True) + P.rubric_criteria(shared)))
+    labels = [label_of(NAMES.index(p.prop), p.sign) for p in bank] + [GENERAL] * len(general)
+    return [p.text for p in bank] + general, np.array(labels, np.int16)
+
+
+def reader_magnitudes(scorer: CompositionalScorer, texts: list[str], labels: np.ndarray, per_label: int,
+                      seed: int = 0, progress: bool = True) -> np.ndarray:  # fmt: skip
+    """(properties, 2): the median |weight| the reader gives its property over up to `per_label` phrasings of each
+    label that it reads the right way (the median over all labels where it reads none so)."""
+    rng = np.random.default_rng(seed)
+    chosen = {int(label): rng.permutation(np.flatnonzero(labels == label))[:per_label]
+              for label in np.unique(labels) if label != GENERAL}  # fmt: skip
+    found: dict[int, list[float]] = {label: [] for label in chosen}
+    rows = [(label, int(i)) for label, idx in chosen.items() for i in idx]
+    for label, i in tqdm(rows, desc="reader weights", disable=not progress):
+        prop, sign = label // 2, 1 if label % 2 else -1
+        weight = float(scorer.criteria_side([texts[i]]).weights[prop])
+        if weight * sign > 0:
+            found[label].append(abs(weight))
+    medians = [float(np.median(v)) for v in found.values() if v]
+    fallback = float(np.median(medians)) if medians else 1.0
+    out = np.full((len(NAMES), 2), fallback, np.float32)
+    for label, values in found.items():
+        if values:
+            out[label // 2, label % 2] = float(np.median(values))
+    return out
+
+
+def build_memory(folder: Path, texts: list[str], labels: np.ndarray, neighbours: int = 10, agreement: float = 0.7,
+                 similarity: float = 0.6, per_label: int = 40, backend: str = "auto",
+                 progress: bool = True) -> PhrasingMemory:  # fmt: skip
+    """Encode the phrasings (memory_phrasings) with the folder's response encoder (the backend it is served with)
+    and save the memory in the folder; the reader's weights are measured without any memory."""
+    scorer = CompositionalScorer(folder, backend=backend)
+    scorer.heads.memory = None
+    vectors = quantize(scorer.encoder.encode(texts, batch_size=64, progress=progress))
+    magnitude = reader_magnitudes(scorer, texts, labels, per_label, progress=progress)
+    memory = PhrasingMemory(vectors, labels, magnitude, neighbours, agreement, similarity)
+    memory.save(folder)
+    return memory
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=f"Write {MEMORY_FILE} into a compositional CRM folder: a second reading of criteria by the "
+        "training phrasings they sound most like (crm_core.phrasing_memory)."
+    )
+    parser.add_argument("--model", required=True, type=Path, metavar="DIR", help="the compositional CRM folder")
+    parser.add_argument("--shared", type=Path, default=Path("../shared/data"),
+                        help="the shared data folder (its BiGGen-Bench rubrics join the general criteria)")  # fmt: skip
+    parser.add_argument("--neighbours", type=int, default=10, help="how many nearest phrasings vote")
+    parser.add_argument("--agreement", type=float, default=0.7,
+                        help="the share of the neighbours that must agree on one property and direction")  # fmt: skip
+    parser.add_argument("--similarity", type=float, default=0.6, help="the cosine the nearest phrasing must reach")
+    parser.add_argument("--per-label", type=int, default=40,
+                        help="phrasings per property and direction that set the weight an override gives")  # fmt: skip
+    parser.add_argument("--backend", choices=("auto", "torch", "onnx"), default="auto",
+                        help="encode with the folder's ONNX export (auto: when it has one) or PyTorch")  # fmt: skip
+    args = parser.parse_args(argv)
+    if not (args.model / "crm.json").is_file():
+        parser.error(f"--model {args.model}: not a CRM folder (no crm.json)")
+    if not 0 < args.agreement <= 1 or args.neighbours < 1:
+        parser.error("--agreement must be in (0, 1] and --neighbours at least 1")
+    wide = CRMSpec.load(args.model).extra.get("config", {}).get("wide_bank", True)
+    texts, labels = memory_phrasings(args.shared, bool(wide))
+    memory = build_memory(args.model, texts, labels, args.neighbours, args.agreement, args.similarity,
+                          args.per_label, args.backend)  # fmt: skip
+    general = int((memory.labels == GENERAL).sum())
+    print(f"wrote {args.model / MEMORY_FILE}: {len(memory.labels) - general} phrasings, {general} general criteria")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""The phrasing memory: a criterion read by the training phrasings it sounds most like, where those agree."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+from conftest import random_compositional_crm
+from crm_core.phrasing_memory import GENERAL, MEMORY_FILE, PhrasingMemory, label_of, quantize
+from crm_core.properties import NAMES
+
+K = len(NAMES)
+WORDS, EMOJI = NAMES.index("words"), NAMES.index("emoji")
+
+
+def unit(*values: float) -> np.ndarray:
+    v = np.zeros(8, np.float32)
+    v[: len(values)] = values
+    return v / np.linalg.norm(v)
+
+
+def toy_memory() -> PhrasingMemory:
+    """Ten phrasings near axis 0 asking for shorter answers (8) or more emoji (2); ten general ones near axis 1."""
+    near_short = [unit(1, 0.05 * i) for i in range(10)]
+    near_general = [unit(0.05 * i, 1) for i in range(10)]
+    labels = [label_of(WORDS, -1)] * 8 + [label_of(EMOJI, +1)] * 2 + [GENERAL] * 10
+    magnitude = np.full((K, 2), 1.0, np.float32)
+    magnitude[WORDS] = [2.5, 3.0]
+    return PhrasingMemory(quantize(np.stack(near_short + near_general)), np.array(labels, np.int16), magnitude)
+
+
+def test_the_memory_reads_only_where_the_nearest_phrasings_agree_and_are_near():
+    memory = toy_memory()
+    assert memory.read(unit(1, 0.2)) == (WORDS, -1)  # 8 of the 10 nearest ask for shorter answers
+    assert memory.read(unit(0.1, 1)) is None  # the nearest agree that it is general
+    assert memory.read(unit(0, 0, 1)) is None  # nothing near: cosine under 0.6
+    split = PhrasingMemory(memory.vectors, memory.labels, memory.magnitude, agreement=0.9)
+    assert split.read(unit(1, 0.2)) is None  # 8 of 10 is under 90%
+
+
+def test_the_memory_overrides_a_misreading_and_keeps_a_reading_it_agrees_with():
+    memory = toy_memory()
+    sentence = unit(1, 0.2)
+    greeting = np.zeros(K, np.float32)
+    greeting[NAMES.index("greeting")] = 0.4
+    replaced = memory.override(greeting, sentence)
+    assert replaced[WORDS] == pytest.approx(-2.5) and np.count_nonzero(replaced) == 1
+    assert memory.override(np.zeros(K, np.float32), sentence)[WORDS] == pytest.approx(-2.5)  # read as nothing
+    weak_but_right = np.zeros(K, np.float32)
+    weak_but_right[WORDS], weak_but_right[EMOJI] = -0.9, 0.3
+    assert np.array_equal(memory.override(weak_but_right, sentence), weak_but_right)
+    wrong_way = -weak_but_right
+    assert memory.override(wrong_way, sentence)[WORDS] == pytest.approx(-2.5)
+    assert np.array_equal(memory.override(greeting, unit(0.1, 1)), greeting)  # general: the reader stands
+
+
+def test_a_saved_memory_loads_the_same_and_leaves_no_partial_file(tmp_path):
+    memory = toy_memory()
+    memory.save(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [MEMORY_FILE]
+    loaded = PhrasingMemory.load(tmp_path)
+    assert loaded is not None and np.array_equal(loaded.vectors, memory.vectors)
+    assert (loaded.neighbours, loaded.agreement, loaded.similarity) == (10, pytest.approx(0.7), pytest.approx(0.6))
+    assert PhrasingMemory.load(tmp_path / "elsewhere") is None
+
+
+def test_a_built_memory_is_served_and_changes_the_checkpoint_identity(tmp_path):
+    """build_memory on a real (random-headed) CRM folder: every training phrasing is stored with its label; the
+    scorer then reads criteria through it, and the score cache no longer serves boards read without it."""
+    from crm_core.compositional import CompositionalScorer
+    from crm_train.compositional.memory import build_memory, memory_phrasings
+    from usl_space.cache import checkpoint_id
+
+    folder = random_compositional_crm(tmp_path / "c")
+    before = checkpoint_id(folder, "heads.safetensors")
+    texts, labels = memory_phrasings(tmp_path / "no-shared-data")
+    assert len(texts) > 10_000 and (labels == GENERAL).sum() > 40 and len(set(labels.tolist())) > 2 * 20
+    # asking for shorter answers, and general criteria: quicker to encode, and "Keep it brief." then has neighbours
+    # that agree (MiniLM's embedding tells the property apart far better than the direction)
+    keep = np.flatnonzero((labels == label_of(WORDS, -1)) | (labels == GENERAL))
+    texts, labels = [texts[i] for i in keep], labels[keep]
+    memory = build_memory(folder, texts, labels, per_label=2, backend="torch", progress=False)
+    assert len(memory.vectors) == len(texts) and np.array_equal(memory.labels, labels)
+    assert checkpoint_id(folder, "heads.safetensors") != before
+    scorer = CompositionalScorer(folder)
+    assert scorer.heads.memory is not None
+    # the memory reads it as its neighbours are labelled, where the reader (random heads here) says otherwise
+    text = "Keep it brief."
+    assert scorer.heads.memory.read(scorer.encoder.encode([text])[0]) == (WORDS, -1)
+    weights = scorer.criteria_side([text]).weights
+    assert int(np.argmax(np.abs(weights))) == WORDS and weights[WORDS] < 0
+    without = tmp_path / "without"
+    shutil.copytree(folder, without)
+    (without / MEMORY_FILE).unlink()
+    assert CompositionalScorer(without).heads.memory is None
