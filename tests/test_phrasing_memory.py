@@ -27,7 +27,14 @@ def toy_memory() -> PhrasingMemory:
     labels = [label_of(WORDS, -1)] * 8 + [label_of(EMOJI, +1)] * 2 + [GENERAL] * 10
     magnitude = np.full((K, 2), 1.0, np.float32)
     magnitude[WORDS] = [2.5, 3.0]
-    return PhrasingMemory(quantize(np.stack(near_short + near_general)), np.array(labels, np.int16), magnitude)
+    return PhrasingMemory(
+        quantize(np.stack(near_short + near_general)),
+        np.array(labels, np.int16),
+        magnitude,
+        neighbours=10,
+        agreement=0.7,
+        similarity=0.6,
+    )
 
 
 def test_the_memory_reads_only_where_the_nearest_phrasings_agree_and_are_near():
@@ -35,7 +42,7 @@ def test_the_memory_reads_only_where_the_nearest_phrasings_agree_and_are_near():
     assert memory.read(unit(1, 0.2)) == (WORDS, -1)  # 8 of the 10 nearest ask for shorter answers
     assert memory.read(unit(0.1, 1)) is None  # the nearest agree that it is general
     assert memory.read(unit(0, 0, 1)) is None  # nothing near: cosine under 0.6
-    split = PhrasingMemory(memory.vectors, memory.labels, memory.magnitude, agreement=0.9)
+    split = PhrasingMemory(memory.vectors, memory.labels, memory.magnitude, neighbours=10, agreement=0.9)
     assert split.read(unit(1, 0.2)) is None  # 8 of 10 is under 90%
 
 

@@ -15,7 +15,7 @@ rule's settings; crm_train.compositional.memory builds it. A folder without one 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -37,17 +37,21 @@ class PhrasingMemory:
     neighbours: int = 10  # how many nearest phrasings vote
     agreement: float = 0.7  # the share of them that must agree on one label
     similarity: float = 0.6  # the cosine the nearest one must reach
+    _unit: np.ndarray | None = field(default=None, init=False, repr=False)
 
     def read(self, vector: np.ndarray) -> tuple[int, int] | None:
         """(property index, +1 or -1) when the nearest phrasings agree on one property and direction, else None
-        (also when they agree that the sentence is general)."""
-        cosine = (self.vectors @ np.asarray(vector, np.float32)) / 127.0
+        (also when they agree that the sentence is general). Defaults: chosen on development data
+        (training/experiments/phrasing_memory_grid.py, docs/experiments.md)."""
+        if self._unit is None:  # float32 once (30 MB for 20,000 phrasings): int8 would be upcast on every read
+            self._unit = self.vectors.astype(np.float32) / 127.0
+        cosine = self._unit @ np.asarray(vector, np.float32)
         nearest = np.argpartition(-cosine, self.neighbours - 1)[: self.neighbours]
         if float(cosine[nearest].max()) < self.similarity:
             return None
         labels, counts = np.unique(self.labels[nearest], return_counts=True)
         best = int(labels[np.argmax(counts)])
-        if best == GENERAL or counts.max() < self.agreement * self.neighbours - 1e-6:  # 0.7 x 10 is 7.000...1
+        if best == GENERAL or counts.max() < self.agreement * self.neighbours - 1e-6:  # 0.7 x 10 is 7.000...1 in floats
             return None
         return best // 2, 1 if best % 2 else -1
 

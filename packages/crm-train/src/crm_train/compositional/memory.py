@@ -3,8 +3,9 @@ sentence embedding with its property and direction, and the general criteria as 
 
 Only training phrasings go in (never the development or validation banks). The weight an override gives is the
 median weight the folder's own reader gives training phrasings of that property and direction, as served. The
-rule's defaults (10 neighbours, 70% agreeing, nearest cosine 0.6) were chosen on the two development banks
-(docs/experiments.md, "A phrasing memory").
+rule's defaults (10 neighbours, 70% agreeing, nearest cosine 0.6) were chosen on development data: the development
+banks' phrasings (training/experiments/phrasing_memory_grid.py) and the boards of the judge report's development
+phrasings (docs/experiments.md).
 
     uv run python -m crm_train.compositional.memory --model space/models/crm-compositional
 """
