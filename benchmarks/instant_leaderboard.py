@@ -89,10 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     result["rss_mb_after_requests"], result["peak_rss_mb"] = round(rss_mb()), round(_peak_mb())
     if args.cross_encoder:
         from usl_space.cache import ScoreCache
-        from usl_space.engine import Engine
-        from usl_space.loading import open_scorer
+        from usl_space.loading import make_engine, open_scorer
 
-        slow = Engine(engine.bench, open_scorer(args.cross_encoder), ScoreCache(":memory:"), engine.topics)
+        slow = make_engine(engine.bench, open_scorer(args.cross_encoder), ScoreCache(":memory:"), engine.topics)
         t = time.perf_counter()
         slow.rank(["Prefer short, concise answers. (cross-encoder run)"])
         seconds = time.perf_counter() - t

@@ -189,8 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     from emit import emit
     from usl_space.cache import ScoreCache
     from usl_space.catalog import default_models
-    from usl_space.engine import Engine
-    from usl_space.loading import open_scorer
+    from usl_space.loading import make_engine, open_scorer
 
     data = Path(args.data)
     defaults = default_models()
@@ -218,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         name, _, folder = spec.partition("=")
         if not folder:
             parser.error(f"--model takes NAME=DIR, got {spec!r}")
-        engine = Engine(bench, open_scorer(folder, "onnx"), ScoreCache(":memory:"))
+        engine = make_engine(bench, open_scorer(folder, "onnx"), ScoreCache(":memory:"))
         engine.response_table(progress=True)
         scorer = engine.scorer
         served = scorer.quality_gate, scorer.gate_length_slope, scorer.heads.weight_scale

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from test_engine import MODELS, N_QUERIES, toy_bench, toy_topics
 from usl_space.cache import ScoreCache
-from usl_space.engine import Engine
+from usl_space.loading import make_engine
 from usl_space.topics import TOPICS
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -56,7 +56,7 @@ def served(crm, cache_path, slow: float = 0.0):
 
     bench = toy_bench()
     scorer = Slow(load_crm(crm), slow) if slow else load_crm(crm)
-    demo = build_app(Engine(bench, scorer, ScoreCache(cache_path), toy_topics(bench)))
+    demo = build_app(make_engine(bench, scorer, ScoreCache(cache_path), toy_topics(bench)))
     demo.queue(default_concurrency_limit=2)
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
@@ -385,8 +385,8 @@ def slow_sides_app_url(tmp_path_factory):
 
     crm = Path(__file__).resolve().parents[1] / "space" / "models" / "crm-compositional"
     bench = toy_bench()
-    engine = Engine(bench, SlowSides(load_crm(crm), 3.0), ScoreCache(tmp_path_factory.mktemp("c") / "scores.sqlite"),
-                    toy_topics(bench))  # fmt: skip
+    cache = ScoreCache(tmp_path_factory.mktemp("c") / "scores.sqlite")
+    engine = make_engine(bench, SlowSides(load_crm(crm), 3.0), cache, toy_topics(bench))
     chunk, service.UPLOAD_CHUNK = service.UPLOAD_CHUNK, 2
     demo = build_app(engine)
     demo.queue(default_concurrency_limit=4)

@@ -19,9 +19,10 @@ from crm_core.loader import load_crm
 from crm_core.model import CRMSpec, Pair
 from crm_core.properties import NAMES
 from test_engine import toy_bench, toy_topics
+from usl_space.anytime_engine import AnytimeEngine
 from usl_space.cache import ScoreCache
-from usl_space.engine import Engine
 from usl_space.instant import ResponseTable, StaleTableError
+from usl_space.instant_engine import InstantEngine
 
 
 @pytest.fixture(scope="module")
@@ -58,15 +59,15 @@ def test_scorer_is_the_documented_sum_and_symmetric(compositional_crm):
     assert all(name in NAMES for name, _ in crit.explain(top=3, threshold=0.0))
 
 
-def toy_engine(crm: Path, cache: ScoreCache) -> Engine:
+def toy_engine(crm: Path, cache: ScoreCache, path: type = InstantEngine):
     bench = toy_bench()
-    return Engine(bench, load_crm(crm), cache, toy_topics(bench))
+    return path(bench, load_crm(crm), cache, toy_topics(bench))
 
 
 def test_instant_leaderboard_equals_the_per_pair_path(compositional_crm, tmp_path):
     instant = toy_engine(compositional_crm, ScoreCache(tmp_path / "a.sqlite"))
-    per_pair = toy_engine(compositional_crm, ScoreCache(tmp_path / "b.sqlite"))
-    per_pair.instant = False  # the anytime path: score_points per (query, model), cached in SQLite
+    # the anytime path: score_points per (query, model), cached in SQLite
+    per_pair = toy_engine(compositional_crm, ScoreCache(tmp_path / "b.sqlite"), AnytimeEngine)
     for criteria, dislikes in ((["Prefer short answers."], []), ([], ["detail"]), ([], [])):
         fast = instant.rank(criteria, dislikes)
         slow = per_pair.rank(criteria, dislikes)
@@ -75,6 +76,22 @@ def test_instant_leaderboard_equals_the_per_pair_path(compositional_crm, tmp_pat
             assert x["win_rate"] == pytest.approx(y["win_rate"], abs=1e-6)
             assert x["mean_preference"] == pytest.approx(y["mean_preference"], abs=1e-6)
             assert (x["ci_low"], x["rank_ub"], x["n"]) == (y["ci_low"], y["rank_ub"], y["n"])
+
+
+def test_inspecting_one_answer_gives_what_the_board_counts_on_both_paths(compositional_crm, tmp_path):
+    """Inspect (judge_one) says the probability the board itself averages: the mean over the queries of one model's
+    judged answers is its win rate, on the instant path (gated as the board is) and on the per-pair path."""
+    criteria = ["Prefer short answers."]
+    for path in (InstantEngine, AnytimeEngine):
+        engine = toy_engine(compositional_crm, ScoreCache(tmp_path / f"{path.__name__}.sqlite"), path)
+        board = {row["model"]: row for row in engine.rank(criteria, bootstrap=50).rows}
+        model = next(m for m in engine.models if m != engine.baseline)
+        answered = [i for i in engine.query_ids.tolist() if (i, model) in engine.output]
+        judged = [engine.judge_one(criteria, [], i, model) for i in answered]
+        assert np.mean([p for p, _ in judged]) == pytest.approx(board[model]["win_rate"], abs=1e-4)  # rounded
+        assert all(0 < p < 1 for p, _ in judged)
+        how = judged[0][1]
+        assert ("as the board counts it" in how) if path is InstantEngine else ("pointwise CRM" in how)
 
 
 def test_response_side_is_saved_once_and_foreign_files_are_refused(compositional_crm, tmp_path):

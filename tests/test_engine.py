@@ -14,8 +14,9 @@ import pytest
 from conftest import make_tiny_qwen_crm, write_jsonl
 from crm_core.data import make_bench
 from crm_core.loader import load_crm
-from usl_space.cache import ScoreCache, normalise_criteria
+from usl_space.cache import ScoreCache, criteria_key
 from usl_space.engine import Engine, check_criteria
+from usl_space.loading import make_engine
 from usl_space.topics import TOPICS, TopicIndex
 
 MODELS = ["base", "m1", "m2", "m3"]
@@ -75,7 +76,7 @@ def pointwise_crm(tmp_path_factory, qwen_tokenizer) -> Path:
 
 def engine_for(crm: Path, cache: ScoreCache) -> Engine:
     bench = toy_bench()
-    return Engine(bench, Counting(load_crm(crm)), cache, toy_topics(bench))
+    return make_engine(bench, Counting(load_crm(crm)), cache, toy_topics(bench))
 
 
 def test_check_criteria_refuses_what_a_visitor_should_not_send():
@@ -86,8 +87,9 @@ def test_check_criteria_refuses_what_a_visitor_should_not_send():
         check_criteria(["ok\x00bad"])
     with pytest.raises(ValueError, match="at most 12 lines"):
         check_criteria([f"c{i}" for i in range(13)])
-    assert normalise_criteria([" a  b", ""]) == normalise_criteria(["a b"])
-    assert normalise_criteria(["a", "b"]) != normalise_criteria(["b", "a"])
+    # one rule for a list and for the text of a box: the same criteria, the same cache key
+    assert check_criteria(" a  b\n\n") == check_criteria([" a  b", ""]) == ["a b"] == check_criteria("a b")
+    assert check_criteria(None) == [] and criteria_key(["a", "b"]) != criteria_key(["b", "a"])
 
 
 def test_order_is_seeded_and_topic_stratified(tiny_qwen_crm):

@@ -116,8 +116,7 @@ def test_the_app_says_what_it_could_not_read_and_tables_the_baseline_without_a_c
 
     from crm_core.data import open_bench
     from usl_space.cache import ScoreCache
-    from usl_space.engine import Engine
-    from usl_space.loading import open_scorer
+    from usl_space.loading import make_engine, open_scorer
     from usl_space.views import crm_label, downloads, reading, table
 
     data = tmp_path / "data"
@@ -129,7 +128,7 @@ def test_the_app_says_what_it_could_not_read_and_tables_the_baseline_without_a_c
             for m in ("gpt4_1106_preview", "a", "b") for i in range(4)]  # fmt: skip
     with gzip.open(data / "model_outputs.jsonl.gz", "wt", encoding="utf-8") as handle:
         handle.write("".join(json.dumps(r) + "\n" for r in rows))
-    engine = Engine(open_bench(data), open_scorer(None, "onnx"), ScoreCache(":memory:"))
+    engine = make_engine(open_bench(data), open_scorer(None, "onnx"), ScoreCache(":memory:"))
     assert crm_label(engine.scorer) == "compositional, ONNX Runtime int8 response encoder, 128 tokens"  # the header
     text = reading(engine, ["Answer in French.", "I dislike emojis."], [])
     assert "I could not read “Answer in French.” as anything I measure" in text and "emoji -" in text

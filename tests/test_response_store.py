@@ -132,12 +132,12 @@ def test_a_build_reports_progress_by_shard_and_one_cut_short_keeps_what_it_finis
 def test_an_upload_is_prepared_in_chunks_with_progress_and_stops_with_nothing_kept(crm):
     from test_engine import toy_bench
     from usl_space.cache import ScoreCache
-    from usl_space.engine import Engine
+    from usl_space.loading import make_engine
     from usl_space.progress import Progress
 
     crm.reference_models = []
     bench_ = toy_bench()
-    engine = Engine(bench_, crm, ScoreCache(":memory:"))
+    engine = make_engine(bench_, crm, ScoreCache(":memory:"))
     outputs = {int(i): f"An uploaded answer to query {i}." for i in engine.query}
     asked = []
     assert not engine.prepare_upload("up", outputs, should_stop=lambda: asked.append(1) or len(asked) > 1, chunk=4)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 MARKER = ".usl-folder"  # written by crm_core.atomic.atomic_dir into every folder it makes
@@ -23,10 +23,13 @@ MAX_CRITERIA_LINES, MAX_CRITERION_CHARS = 12, 300  # what a visitor may type (ap
 FILE_CRITERIA_LINES, FILE_CRITERION_CHARS = 32, 1000  # pairs files (Auto-J's rubrics run to 17 lines, 582 characters)
 
 
-def check_criteria(lines, what: str = "criteria", max_lines: int = MAX_CRITERIA_LINES,
+def check_criteria(lines: str | Sequence[str] | None, what: str = "criteria", max_lines: int = MAX_CRITERIA_LINES,
                    max_chars: int = MAX_CRITERION_CHARS) -> list[str]:  # fmt: skip
-    """Criteria, cleaned (blank lines dropped, runs of white space made one space); ValueError when there are more
-    than `max_lines`, one is longer than `max_chars`, or one holds control or binary characters."""
+    """Criteria, cleaned (a text split into its lines, blank lines dropped, runs of white space made one space);
+    ValueError when there are more than `max_lines`, one is longer than `max_chars`, or one holds control or
+    binary characters. Every tool cleans criteria here and only here."""
+    if lines is None or isinstance(lines, str):
+        lines = (lines or "").splitlines()
     cleaned = [" ".join(line.split()) for line in lines if line and line.strip()]
     if len(cleaned) > max_lines:
         raise ValueError(f"{what}: at most {max_lines} lines, got {len(cleaned)}")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import sqlite3
 import sys
 import threading
@@ -46,14 +45,10 @@ UPLOAD_SECONDS = 24 * 3600  # an uploaded model's scores are kept a day, never w
 Score = tuple[float, float | None, float | None]
 
 
-def normalise_criteria(criteria: Sequence[str], dislikes: Sequence[str] = ()) -> str:
-    """The cache's name for a criteria set: whitespace collapsed, empty lines dropped, order kept (the model
-    reads the criteria in order)."""
-
-    def clean(lines: Sequence[str]) -> list[str]:
-        return [text for text in (re.sub(r"\s+", " ", line).strip() for line in lines) if text]
-
-    return json.dumps({"criteria": clean(criteria), "dislikes": clean(dislikes)}, ensure_ascii=False)
+def criteria_key(criteria: Sequence[str], dislikes: Sequence[str] = ()) -> str:
+    """The cache's name for a criteria set, cleaned by crm_core.guard.check_criteria (order kept: the model reads
+    the criteria in order)."""
+    return json.dumps({"criteria": list(criteria), "dislikes": list(dislikes)}, ensure_ascii=False)
 
 
 def text_digest(*texts: str) -> str:

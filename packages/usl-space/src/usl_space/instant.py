@@ -46,9 +46,11 @@ def response_side_of(
 ) -> ResponseSide:
     """The response side of `outputs`, rows in sorted (idx, model) order; the reference panel's answers come from
     `reference_outputs` (the bench)."""
-    keys = sorted(outputs)
-    panels = panels_of(scorer, keys, reference_outputs)
-    return scorer.response_side([query[i] for i, _ in keys], [outputs[k] for k in keys], panels, progress)
+    side = response_side_in_steps(
+        scorer, query, outputs, reference_outputs, chunk=max(len(outputs), 1), progress=progress
+    )
+    assert side is not None  # nothing asked it to stop
+    return side
 
 
 def response_side_in_steps(scorer: CompositionalScorer, query: dict[int, str],
@@ -158,8 +160,7 @@ class ResponseTable:
         keys = sorted(outputs)
         if more is None:
             more = response_side_of(scorer, query, outputs, reference_outputs)
-        side = ResponseSide(np.concatenate([self.side.z, more.z]), np.concatenate([self.side.quality, more.quality]),
-                            np.concatenate([self.side.voice, more.voice]))  # fmt: skip
+        side = joined([self.side, more])
         return ResponseTable(np.concatenate([self.idx, [i for i, _ in keys]]).astype(np.int64),
                              [*self.models, *(m for _, m in keys)], side, self.checkpoint, self.bench_hash)  # fmt: skip
 

@@ -12,9 +12,11 @@ from crm_core.loader import load_crm
 from crm_core.paths import cache_dir
 from crm_core.spec import Scorer
 
+from usl_space.anytime_engine import AnytimeEngine
 from usl_space.cache import ScoreCache
 from usl_space.catalog import default_models
 from usl_space.engine import Engine
+from usl_space.instant_engine import InstantEngine
 from usl_space.topics import TopicIndex
 
 SHIPPED_CRM = "crm-compositional"
@@ -83,4 +85,10 @@ def load_engine(
     """Bench + topics + CRM + cache, ready to rank."""
     bench = open_data(data, baseline)
     index = TopicIndex.build(bench.queries) if topics else None
-    return Engine(bench, open_scorer(model, backend), ScoreCache(cache or default_cache_path()), index)
+    return make_engine(bench, open_scorer(model, backend), ScoreCache(cache or default_cache_path()), index)
+
+
+def make_engine(bench: Bench, scorer: Scorer, cache: ScoreCache, topics: TopicIndex | None = None) -> Engine:
+    """The one place the CRM's kind picks the path: instant (compositional) or anytime (cross-encoder)."""
+    path = InstantEngine if scorer.spec.instant else AnytimeEngine
+    return path(bench, scorer, cache, topics)

@@ -115,8 +115,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 (one flag, one bra
             from usl_space.taste import profile_side
 
             side = profile_side(engine, profile)
-        if engine.instant:  # the bench's response side: loaded, or built once (minutes) with a progress bar
-            engine.response_table(progress=not args.quiet)
+        engine.warm(progress=not args.quiet)  # the instant path's response side: built once (minutes) if need be
         world = int(os.environ.get("WORLD_SIZE", "1"))
         if world > 1:
             board = _sharded(engine, args, ids)

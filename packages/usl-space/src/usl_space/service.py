@@ -32,7 +32,6 @@ from usl_space.views import (
     criteria_label,
     downloads,
     frame,
-    lines,
     reading,
     status,
     topic_frame,
@@ -87,6 +86,15 @@ class ViewMemo:
             self._views[key] = (time.monotonic(), outputs)
             while len(self._views) > self.size:
                 self._views.popitem(last=False)
+
+
+def checked(criteria: str | None, dislikes: str | None) -> tuple[list[str], list[str]]:
+    """The criteria and dislikes boxes' text, cleaned by the one rule for criteria (crm_core.guard.check_criteria);
+    what breaks it is said to the visitor."""
+    try:
+        return check_criteria(criteria), check_criteria(dislikes, "dislikes")
+    except ValueError as error:
+        raise gr.Error(str(error)) from None
 
 
 def job_folder(parent: Path, keep_seconds: float = 3600.0) -> Path:
@@ -145,10 +153,10 @@ class AppService:
         """While the instant path's response side is not in memory (a first start without a response store builds
         it: minutes), a status line every second saying how far the build got; starts the build if nobody has.
         Returns when it is ready, or when `should_stop` says so."""
-        if not self.engine.instant or self.engine.table_ready:
+        if self.engine.table_ready:
             return
         if self.engine.building is None and (self.builder is None or not self.builder.is_alive()):
-            self.builder = threading.Thread(target=self.engine.response_table, daemon=True, name="response-side")
+            self.builder = threading.Thread(target=self.engine.warm, daemon=True, name="response-side")
             self.builder.start()
         while not self.engine.table_ready:
             if should_stop is not None and should_stop():
@@ -219,7 +227,7 @@ class AppService:
             return
         eng, chosen = self.custom_engine(baseline, models, uploads)
         ids = self.selected_ids(topics, free_text or "")
-        criteria, dislikes = lines(criteria), lines(dislikes)
+        criteria, dislikes = checked(criteria, dislikes)
         what = f"Custom ({criteria_label(criteria, dislikes)}):"
         key = None if uploads else ("custom", eng.baseline, tuple(chosen), tuple(criteria), tuple(dislikes),
                                     None if ids is None else tuple(ids), n_queries)  # fmt: skip
@@ -257,10 +265,7 @@ class AppService:
         if not self.engine.instant:
             raise gr.Error("voting needs a compositional CRM (the default one)")
         eng, chosen = self.custom_engine(baseline, models, uploads)
-        try:
-            criteria_lines, dislike_lines = check_criteria(lines(criteria)), check_criteria(lines(dislikes), "dislikes")
-        except ValueError as error:
-            raise gr.Error(str(error)) from None
+        criteria_lines, dislike_lines = checked(criteria, dislikes)
         taste = dict(taste or {})
         votes = [Vote(**v) for v in taste.get("votes", [])]
         pending = taste.get("pending")
@@ -349,7 +354,9 @@ class AppService:
             yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), text
         boards = {}
         for key, criteria in (("A", criteria_a), ("B", criteria_b)):
-            for board, text in self.run(self.engine, lines(criteria), [], None, None, n_queries, f"Set {key}:"):
+            for board, text in self.run(
+                self.engine, checked(criteria, "")[0], [], None, None, n_queries, f"Set {key}:"
+            ):
                 boards[key] = board
                 yield (*self.compare_outputs(boards), text)
         yield (*self.compare_outputs(boards), "Both rankings done.")
@@ -370,21 +377,11 @@ class AppService:
         if not query_choice or not model:
             raise gr.Error("pick a query and a model")
         idx = int(str(query_choice).split(":", 1)[0])
-        try:
-            criteria, dislikes = check_criteria(lines(criteria)), check_criteria(lines(dislikes), "dislikes")
-        except ValueError as error:
-            raise gr.Error(str(error)) from None
+        criteria, dislikes = checked(criteria, dislikes)
         if (idx, model) not in eng.output:
             raise gr.Error(f"{as_text(model)} did not answer query {idx}")
-        scores = eng.score(criteria, dislikes, [idx], [model])
-        p, _ = eng.preference(scores, idx, model)
-        value, value2, _ = scores[(idx, model)]
-        if eng.pointwise:
-            detail = (f"P({as_text(model)} preferred) = **{p:.3f}** (pointwise CRM: scores {value:+.3f} vs "
-                      f"{scores[(idx, eng.baseline)][0]:+.3f}; order plays no part)")  # fmt: skip
-        else:
-            detail = (f"P({as_text(model)} preferred) = **{p:.3f}**: {value:.3f} with it shown first, "
-                      f"{value2:.3f} with it shown second")  # fmt: skip
+        p, how = eng.judge_one(criteria, dislikes, idx, model)
+        detail = f"P({as_text(model)} preferred) = **{p:.3f}** ({how})"
         return eng.query[idx], eng.output[(idx, model)], eng.output[(idx, eng.baseline)], detail
 
     def upload(self, path, name, uploads, models, request: gr.Request):

@@ -15,6 +15,7 @@ from typing import Any
 from usl_space.board import fewer_answers
 from usl_space.catalog import catalog
 from usl_space.engine import Engine, Leaderboard
+from usl_space.instant_engine import InstantEngine
 from usl_space.stats import MIN_QUERIES_FOR_RANKS
 
 # what decides the order first (a phone shows these four), then the rest
@@ -42,10 +43,6 @@ SEMANTICS = (
     "answer win by being shorter, longer or emoji-free. Write *must*, *never* or *always* in a criterion to make it "
     "a hard requirement that overrides quality."
 )
-
-
-def lines(text: str | None) -> list[str]:
-    return [line for line in (text or "").splitlines() if line.strip()]
 
 
 def pct(value: float | None) -> str:
@@ -146,7 +143,7 @@ def reading(engine: Engine, criteria: list[str], dislikes: list[str]) -> str:
     """How a compositional CRM read the criteria: its largest property weights ("emoji -2.1 · headings +0.4"),
     so a visitor can check it understood, and, plainly, each criterion it could not read at all (the board
     ignores those). Visitor text is shown only through `as_text`."""
-    if not engine.instant or not (criteria or dislikes):
+    if not isinstance(engine, InstantEngine) or not (criteria or dislikes):
         return ""
     from crm_core.compositional import split_criteria
 

@@ -1,0 +1,151 @@
+"""The instant path (compositional CRMs): a whole board at once.
+
+The bench's response side (usl_space.instant.ResponseTable) is loaded, or built once and saved; a criteria set is
+then one encoding per criterion sentence and a matrix product over every stored answer, gated as
+crm_core.compositional.judged_logit says (criteria tune quality, they do not replace it). An upload's answers are
+encoded once (at Add, `prepare_upload`) and join the table for that visitor's session.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar, cast
+
+import numpy as np
+from crm_core.compositional import CompositionalScorer, CriteriaSide, ResponseSide
+from crm_core.paths import cache_dir
+
+from usl_space.board import Leaderboard, gated_matrices
+from usl_space.engine import Engine, added_outputs, upload_digest
+from usl_space.instant import ResponseTable, release_freed_memory, response_side_in_steps
+from usl_space.progress import Progress
+from usl_space.response_store import default_store
+
+
+class InstantEngine(Engine):
+    """Boards from the bench's response side, computed once per CRM and bench."""
+
+    instant: ClassVar[bool] = True
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._table_lock = threading.Lock()  # the response table is built once
+        self._table: ResponseTable | None = None
+        self._uploads: dict[tuple[str, str], ResponseSide] = {}  # shared by the copies with_model makes
+        self._build: list[Progress | None] = [None]  # the response side's build under way, shared by the copies
+
+    @property
+    def compositional(self) -> CompositionalScorer:
+        return cast(CompositionalScorer, self.scorer)
+
+    def response_table(self, progress: bool = False) -> ResponseTable:
+        """The bench's response side: loaded, or built once and saved. While it is being built, `building` says
+        how far it got (for the app to show to whoever waits for it)."""
+        with self._table_lock:
+            if self._table is None:
+                home = Path(self.cache.path).parent if self.cache.path != ":memory:" else cache_dir()
+                models = set(self.bench.models)  # a property that queries the frame: once, not once per answer
+                base = {k: v for k, v in self.output.items() if k[1] in models}
+                self._build[0] = report = Progress("building the bench's response side (once per CRM and bench)",
+                                                   len(base))  # fmt: skip
+                try:
+                    self._table = ResponseTable.open(home / "response-sides", self.compositional, self.query, base,
+                                                     self.compositional.response_side_id, self.bench.content_hash(),
+                                                     progress, lambda: default_store(home), report)  # fmt: skip
+                finally:
+                    self._build[0] = None
+                extra = {k: v for k, v in self.output.items() if k[1] not in models}
+                if extra:
+                    self._table = self._table.extended(self.compositional, self.query, extra, self.output)
+            return self._table
+
+    def warm(self, progress: bool = False) -> None:
+        self.response_table(progress)
+
+    @property
+    def table_ready(self) -> bool:
+        return self._table is not None
+
+    @property
+    def building(self) -> Progress | None:
+        return self._build[0]
+
+    def parts(self, criteria: list[str], dislikes: list[str], ids: list[int], models: list[str],
+              side: CriteriaSide | None = None) -> tuple[np.ndarray, ...]:  # fmt: skip
+        """(quality, soft criteria, must criteria, log2 words), queries x models, NaN where there is no answer;
+        `side` (weights fitted from a visitor's votes, usl_space.taste) replaces what the criteria text gives."""
+        table = self.response_table()
+        if side is not None:  # fitted from every sentence (the profile's prior): nothing counted twice as a must
+            soft, must = side, CriteriaSide(np.zeros_like(side.weights), np.zeros_like(side.voice))
+        else:
+            soft, must = self.compositional.criteria_sides(criteria, dislikes)
+        rows = table.rows(ids, models)
+        values = (table.side.quality, table.criteria_part(soft), table.criteria_part(must),
+                  table.side.log_words(self.compositional.heads.spread))  # fmt: skip
+        return tuple(np.where(rows >= 0, v[rows], np.nan) for v in values)
+
+    def instant_matrices(self, criteria: list[str], dislikes: list[str], ids: list[int], models: list[str],
+                         side: CriteriaSide | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+        """(outcome, preference), queries x models, for every answer at once (see usl_space.board)."""
+        quality, soft, must, log_words = self.parts(criteria, dislikes, ids, models, side)
+        crm = self.compositional
+        return gated_matrices(quality, soft, must, models.index(self.baseline), crm.quality_gate, log_words,
+                              crm.gate_length_slope)  # fmt: skip
+
+    def _boards(self, criteria: list[str], dislikes: list[str], ordered: list[int], models: list[str],
+                started: float, settings: dict[str, Any]) -> Iterator[Leaderboard]:  # fmt: skip
+        self.response_table()  # a first build takes minutes: not inside a turn
+        with self.turns:  # never yield holding a turn
+            matrices = self.instant_matrices(criteria, dislikes, ordered, models, settings["side"])
+            board = self.leaderboard(matrices, ordered, models, criteria, dislikes, len(ordered), started,
+                                     settings["bootstrap"], settings["seed"])  # fmt: skip
+        yield board
+
+    def _fill(self, criteria: list[str], dislikes: list[str], mine: list[int], models: list[str],
+              progress: str | None, batch_queries: int) -> None:  # fmt: skip
+        self.warm(progress is not None)  # every score is computed when asked: only the response side ahead
+
+    def judge_one(self, criteria: list[str], dislikes: list[str], idx: int, model: str) -> tuple[float, str]:
+        models = [self.baseline, model]
+        _, preference = self.instant_matrices(criteria, dislikes, [idx], models)
+        quality, soft, must, _ = (part[0, 1] - part[0, 0] for part in self.parts(criteria, dislikes, [idx], models))
+        if np.isnan(preference[0, 1]):
+            raise ValueError(f"{model} or the baseline did not answer query {idx}")
+        return float(preference[0, 1]), (f"compositional CRM, as the board counts it: quality {quality:+.2f}, "
+                                         f"criteria {soft:+.2f}, musts {must:+.2f} (log-odds over the baseline's "
+                                         "answer; a criterion fades where it would make a clearly worse answer "
+                                         "win)")  # fmt: skip
+
+    # -- uploads ----------------------------------------------------------------------------------------------
+    def prepare_upload(self, name: str, outputs: dict[int, str], report: Progress | None = None,
+                       should_stop: Callable[[], bool] | None = None, chunk: int = 128) -> bool:  # fmt: skip
+        """Encode an upload's answers now, `chunk` at a time (`report` advanced after each, `should_stop` asked
+        before each), so that `with_model` finds them; False when stopped (nothing kept)."""
+        added = added_outputs(name, outputs)
+        key = (name, upload_digest(added))
+        if key not in self._uploads:
+            side = response_side_in_steps(self.compositional, self.query, added, self.output, report, should_stop,
+                                          chunk)  # fmt: skip
+            if side is None:
+                return False
+            self._uploads[key] = side
+        return True
+
+    def with_model(self, name: str, outputs: dict[int, str]) -> InstantEngine:
+        """An upload's answers are encoded once per engine (`prepare_upload`); then it ranks like the others."""
+        other = cast(InstantEngine, super().with_model(name, outputs))
+        self.prepare_upload(name, outputs)
+        added = added_outputs(name, outputs)
+        other._table_lock = threading.Lock()
+        other._table = self.response_table().extended(self.compositional, self.query, added, self.output,
+                                                      self._uploads[(name, upload_digest(added))])  # fmt: skip
+        return other
+
+    def forget_uploads(self, uploads: dict[str, dict[int, str]] | None) -> None:
+        for name, outputs in (uploads or {}).items():
+            self._uploads.pop((name, upload_digest(added_outputs(name, outputs))), None)
+        gc.collect()  # the visitor's engine copies and tables hold reference cycles
+        release_freed_memory()
