@@ -41,7 +41,7 @@ from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder
 from crm_core.model import CRMSpec, Pair, PairScores
 from crm_core.phrasing_memory import PhrasingMemory
 from crm_core.properties import NAMES, measure_many
-from crm_core.reference import IDF_FILE, IdfTable, lexical_similarity, panel_means, relative_length
+from crm_core.reference import IDF_FILE, IdfTable, lexical_similarity, panel_means, panel_similarity, relative_length
 
 HEADS_FILE = "heads.safetensors"
 REFERENCE_WEIGHTS = ("refsim_weight", "lexsim_weight", "length_weight")
@@ -84,28 +84,6 @@ def quality_input(query_vec: np.ndarray, response_vec: np.ndarray, z: np.ndarray
     """The quality network's input rows: response embedding, its product with the query's, scaled properties.
     Training (crm_train.compositional.train) builds them with this same function."""
     return np.concatenate([response_vec, query_vec * response_vec, z], axis=1).astype(np.float32)
-
-
-def reference_similarity(vecs: np.ndarray, references: Sequence[str | None], encode) -> np.ndarray:
-    """Cosine of each response embedding to its reference answer's (0 where there is none); `encode` turns texts
-    into unit vectors."""
-    known = [r for r in dict.fromkeys(references) if r is not None]
-    ref_vec = dict(zip(known, encode(known), strict=True)) if known else {}
-    return np.array([float(v @ ref_vec[r]) if r is not None else 0.0 for v, r in zip(vecs, references, strict=True)],
-                    dtype=np.float32)  # fmt: skip
-
-
-def panel_similarity(vecs: np.ndarray, texts: Sequence[str], panels: Sequence[Sequence[str]], encode,
-                     skip_own: bool = True) -> np.ndarray:  # fmt: skip
-    """Mean cosine of each response embedding to its panel's answers other than itself (0 where none is left)."""
-    known = list(dict.fromkeys(r for panel in panels for r in panel))
-    ref_vec = dict(zip(known, encode(known), strict=True)) if known else {}
-    vec_of = {t: v for t, v in zip(texts, vecs, strict=True)}
-
-    def cosine(a: list[str], b: list[str]) -> np.ndarray:
-        return np.array([float(vec_of[x] @ ref_vec[y]) for x, y in zip(a, b, strict=True)], dtype=np.float32)
-
-    return panel_means(texts, panels, cosine, skip_own)
 
 
 MUST = re.compile(r"\b(must|never|always)\b", re.IGNORECASE)

@@ -2,7 +2,7 @@
 
 A bench names a reference model (crm.json `reference_model`, AlpacaEval 2.0's baseline for the default bench);
 how close a response comes to the reference's answer to the same query is evidence of quality, as MT-bench's
-reference-guided grading uses it. The embedding cosine (crm_core.compositional.reference_similarity) reads the
+reference-guided grading uses it. The embedding cosine (reference_similarity below) reads the
 first 128 tokens; these two read everything:
 
 - lexical similarity: cosine of the sublinear TF-IDF word vectors of response and reference. Word weights come
@@ -114,3 +114,25 @@ def panel_means(texts: Sequence[str], panels: Sequence[Sequence[str]], signal, s
     np.add.at(total, owner, values)
     np.add.at(count, owner, 1)
     return (total / np.maximum(count, 1)).astype(np.float32)
+
+
+def reference_similarity(vecs: np.ndarray, references: Sequence[str | None], encode) -> np.ndarray:
+    """Cosine of each response embedding to its reference answer's (0 where there is none); `encode` turns texts
+    into unit vectors."""
+    known = [r for r in dict.fromkeys(references) if r is not None]
+    ref_vec = dict(zip(known, encode(known), strict=True)) if known else {}
+    return np.array([float(v @ ref_vec[r]) if r is not None else 0.0 for v, r in zip(vecs, references, strict=True)],
+                    dtype=np.float32)  # fmt: skip
+
+
+def panel_similarity(vecs: np.ndarray, texts: Sequence[str], panels: Sequence[Sequence[str]], encode,
+                     skip_own: bool = True) -> np.ndarray:  # fmt: skip
+    """Mean cosine of each response embedding to its panel's answers other than itself (0 where none is left)."""
+    known = list(dict.fromkeys(r for panel in panels for r in panel))
+    ref_vec = dict(zip(known, encode(known), strict=True)) if known else {}
+    vec_of = {t: v for t, v in zip(texts, vecs, strict=True)}
+
+    def cosine(a: list[str], b: list[str]) -> np.ndarray:
+        return np.array([float(vec_of[x] @ ref_vec[y]) for x, y in zip(a, b, strict=True)], dtype=np.float32)
+
+    return panel_means(texts, panels, cosine, skip_own)

@@ -32,13 +32,12 @@ from crm_core.compositional import (
     HEADS_FILE,
     member_prefix,
     quality_input,
-    reference_similarity,
     split_criteria,
 )
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder, make_lean, write_encoder
 from crm_core.model import CRMSpec
 from crm_core.properties import NAMES
-from crm_core.reference import IdfTable, lexical_similarity, relative_length
+from crm_core.reference import IdfTable, lexical_similarity, reference_similarity, relative_length
 from tqdm.auto import tqdm
 
 from crm_train.compositional import phrasings as P
