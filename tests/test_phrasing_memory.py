@@ -39,14 +39,14 @@ def toy_memory() -> PhrasingMemory:
 
 def test_the_memory_reads_only_where_the_nearest_phrasings_agree_and_are_near():
     memory = toy_memory()
-    assert memory.read(unit(1, 0.2)) == (WORDS, -1)  # 8 of the 10 nearest ask for shorter answers
+    assert memory.read(unit(1, 0.2)) == (WORDS, -1)  # 8 of the 10 nearest are about length, all asking for less
     assert memory.read(unit(0.1, 1)) is None  # the nearest agree that it is general
     assert memory.read(unit(0, 0, 1)) is None  # nothing near: cosine under 0.6
     split = PhrasingMemory(memory.vectors, memory.labels, memory.magnitude, neighbours=10, agreement=0.9)
     assert split.read(unit(1, 0.2)) is None  # 8 of 10 is under 90%
 
 
-def test_the_memory_overrides_a_misreading_and_keeps_a_reading_it_agrees_with():
+def test_the_memory_overrides_a_misread_property_and_the_reader_keeps_the_direction():
     memory = toy_memory()
     sentence = unit(1, 0.2)
     greeting = np.zeros(K, np.float32)
@@ -57,8 +57,14 @@ def test_the_memory_overrides_a_misreading_and_keeps_a_reading_it_agrees_with():
     weak_but_right = np.zeros(K, np.float32)
     weak_but_right[WORDS], weak_but_right[EMOJI] = -0.9, 0.3
     assert np.array_equal(memory.override(weak_but_right, sentence), weak_but_right)
+    # the reader tells the direction: it stands where the reader reads the property, and sets the override's sign
+    # where the reader gives the property a weight that is not its strongest
     wrong_way = -weak_but_right
-    assert memory.override(wrong_way, sentence)[WORDS] == pytest.approx(-2.5)
+    assert np.array_equal(memory.override(wrong_way, sentence), wrong_way)
+    greeting_and_longer = greeting.copy()
+    greeting_and_longer[WORDS] = 0.3
+    replaced = memory.override(greeting_and_longer, sentence)
+    assert replaced[WORDS] == pytest.approx(3.0) and np.count_nonzero(replaced) == 1
     assert np.array_equal(memory.override(greeting, unit(0.1, 1)), greeting)  # general: the reader stands
 
 
@@ -96,7 +102,7 @@ def test_a_built_memory_is_served_and_changes_the_checkpoint_identity(tmp_path):
     text = "Keep it brief."
     assert scorer.heads.memory.read(scorer.encoder.encode([text])[0]) == (WORDS, -1)
     weights = scorer.criteria_side([text]).weights
-    assert int(np.argmax(np.abs(weights))) == WORDS and weights[WORDS] < 0
+    assert int(np.argmax(np.abs(weights))) == WORDS
     without = tmp_path / "without"
     shutil.copytree(folder, without)
     (without / MEMORY_FILE).unlink()

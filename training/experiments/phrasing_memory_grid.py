@@ -4,19 +4,22 @@ For every phrasing of the two development banks (crm_train.compositional.phrasin
 general criteria, the shipped readers' weights are taken once (memory off), then the memory's override is applied
 under each (neighbours, agreement, nearest cosine) setting. A property phrasing is read right when its strongest
 weight is on its property, in its direction; a general criterion when it moves no property. `--validation` also
-reports the validation bank, once the choice is made. Two settings were then compared on the boards of the judge
-report's development phrasings (training half): this grid's best (20 / 0.6 / 0.5) and the pick of a first scratch
-grid that encoded the phrasings in batches (10 / 0.7 / 0.6, 514 here); the one that kept more concise / verbose
-twins in order ships (crm_core.phrasing_memory defaults; docs/experiments.md):
+reports the validation bank, once the choice is made. Two rules were tried: first a vote on
+(property, direction) (`phrasing_memory_grid.json`), then, shipped, a vote on the property alone with the
+direction from the reader (`phrasing_memory_grid_property_vote.json`, the code as it is now). Settings were
+then compared on the boards of the judge report's development phrasings (training half); the first rule's best
+grid setting (20 / 0.6 / 0.5) and its scratch pick (10 / 0.7 / 0.6) in `phrasing_memory_judge_dev.json`, the
+property vote at both in `phrasing_memory_judge_dev_property_vote.json` (docs/experiments.md):
 
     USL_EMBEDDINGS=data/embeddings uv run python benchmarks/judge_report.py --data ../shared/data/usl/alpaca_eval \\
-        --model nomem=runs/crm-scale15 --model m10=runs/mem-10-0.7-0.6 --model m20=runs/mem-20-0.6-0.5 \\
-        --half training --phrasings development --output training/experiments/results/phrasing_memory_judge_dev.json
+        --model v10=runs/mem-10-0.7-0.6 --model v20=runs/mem-20-0.6-0.5 --half training --phrasings development \\
+        --output training/experiments/results/phrasing_memory_judge_dev_property_vote.json
 
-(each runs/mem-* folder: the shipped one, its memory saved again with that setting; runs/crm-scale15: without it)
+(each runs/mem-* folder: the shipped one, its memory saved again with that setting; runs/crm-scale15, "nomem":
+the shipped one without a memory)
 
     uv run python training/experiments/phrasing_memory_grid.py --model space/models/crm-compositional \\
-        --output training/experiments/results/phrasing_memory_grid.json
+        --output training/experiments/results/phrasing_memory_grid_property_vote.json
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ never saw, e.g. it reads "Succinct answers" as a greeting. MiniLM's frozen sente
 a sentence is about better than the re-tuned reader does, though not whether it asks for more or less (probe in
 docs/experiments.md). The memory keeps that embedding for every training phrasing, labelled with its property and
 direction (general phrasings such as "I'm a nurse." labelled as none), and overrides the reader's reading of a
-sentence only when the nearest phrasings agree strongly and the reader says something else: then the sentence
-weighs its property as the reader weighs training phrasings of that property on average (`magnitude`).
+sentence only when the nearest phrasings agree strongly on the property and the reader's strongest weight is on
+another: then the sentence weighs that property, in the direction the reader gives it (or, where the reader gives
+it none, the neighbours' majority), as the reader weighs training phrasings of that property (`magnitude`).
 
 The file (`phrasing_memory.npz` in the CRM folder) holds int8 unit vectors, their labels, the magnitudes and the
 rule's settings; crm_train.compositional.memory builds it. A folder without one reads criteria as before.
@@ -40,30 +41,37 @@ class PhrasingMemory:
     _unit: np.ndarray | None = field(default=None, init=False, repr=False)
 
     def read(self, vector: np.ndarray) -> tuple[int, int] | None:
-        """(property index, +1 or -1) when the nearest phrasings agree on one property and direction, else None
-        (also when they agree that the sentence is general). Defaults: chosen on development data
-        (training/experiments/phrasing_memory_grid.py, docs/experiments.md)."""
+        """(property index, direction) when the nearest phrasings agree on one property, else None (also when they
+        agree that the sentence is general); the direction is theirs by majority (0 when they split evenly).
+        Defaults: chosen on development data (training/experiments/phrasing_memory_grid.py, docs/experiments.md)."""
         if self._unit is None:  # float32 once (30 MB for 20,000 phrasings): int8 would be upcast on every read
             self._unit = self.vectors.astype(np.float32) / 127.0
         cosine = self._unit @ np.asarray(vector, np.float32)
         nearest = np.argpartition(-cosine, self.neighbours - 1)[: self.neighbours]
         if float(cosine[nearest].max()) < self.similarity:
             return None
-        labels, counts = np.unique(self.labels[nearest], return_counts=True)
-        best = int(labels[np.argmax(counts)])
+        labels = self.labels[nearest].astype(np.int64)
+        props, counts = np.unique(np.where(labels == GENERAL, GENERAL, labels // 2), return_counts=True)
+        best = int(props[np.argmax(counts)])
         if best == GENERAL or counts.max() < self.agreement * self.neighbours - 1e-6:  # 0.7 x 10 is 7.000...1 in floats
             return None
-        return best // 2, 1 if best % 2 else -1
+        about = labels[(labels != GENERAL) & (labels // 2 == best)]
+        return best, int(np.sign(np.sum(np.where(about % 2 == 1, 1, -1))))
 
     def override(self, weights: np.ndarray, vector: np.ndarray) -> np.ndarray:
-        """One criterion's property weights, replaced by the memory's reading where that is confident and the
-        reader's strongest weight is another property or direction (or the reader gives none)."""
+        """One criterion's property weights, replaced by the memory's reading where the nearest phrasings agree on
+        a property and the reader's strongest weight is on another (or it gives none). The reader tells the
+        direction better than the memory (docs/experiments.md): its sign on that property is kept where it has
+        one, the neighbours' majority is taken where it has none."""
         reading = self.read(vector)
         if reading is None:
             return weights
         prop, sign = reading
         strongest = int(np.argmax(np.abs(weights)))
-        if weights[strongest] != 0 and strongest == prop and np.sign(weights[strongest]) == sign:
+        if weights[strongest] != 0 and strongest == prop:
+            return weights
+        sign = int(np.sign(weights[prop])) or sign
+        if sign == 0:
             return weights
         out = np.zeros_like(weights)
         out[prop] = sign * self.magnitude[prop, int(sign > 0)]
