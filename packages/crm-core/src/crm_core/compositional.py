@@ -154,7 +154,7 @@ class CompositionalHeads:
     counted 1 / members.
 
     With a `memory` (crm_core.phrasing_memory), a criterion whose sentence embedding sits among training
-    phrasings that agree on one property and direction is read as they are, where the reader reads otherwise.
+    phrasings that agree on one property weighs that property, where the readers weigh another one most.
     """
 
     def __init__(self, params: dict[str, np.ndarray], weight_threshold: float = 0.0, voice_threshold: float = 0.0,

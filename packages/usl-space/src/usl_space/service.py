@@ -354,9 +354,8 @@ class AppService:
             yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), text
         boards = {}
         for key, criteria in (("A", criteria_a), ("B", criteria_b)):
-            for board, text in self.run(
-                self.engine, checked(criteria, "")[0], [], None, None, n_queries, f"Set {key}:"
-            ):
+            lines, _ = checked(criteria, "")
+            for board, text in self.run(self.engine, lines, [], None, None, n_queries, f"Set {key}:"):
                 boards[key] = board
                 yield (*self.compare_outputs(boards), text)
         yield (*self.compare_outputs(boards), "Both rankings done.")
