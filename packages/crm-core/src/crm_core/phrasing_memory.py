@@ -36,7 +36,7 @@ class PhrasingMemory:
     labels: np.ndarray  # (n,) label_of(...) or GENERAL
     magnitude: np.ndarray  # (properties, 2): the weight given on override, [less, more]
     neighbours: int = 10  # how many nearest phrasings vote
-    agreement: float = 0.7  # the share of them that must agree on one label
+    agreement: float = 0.7  # the share of them that must agree on one property (general counts as one)
     similarity: float = 0.6  # the cosine the nearest one must reach
     _unit: np.ndarray | None = field(default=None, init=False, repr=False)
 

@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the shared data folder (its BiGGen-Bench rubrics join the general criteria)")  # fmt: skip
     parser.add_argument("--neighbours", type=int, default=10, help="how many nearest phrasings vote")
     parser.add_argument("--agreement", type=float, default=0.7,
-                        help="the share of the neighbours that must agree on one property and direction")  # fmt: skip
+                        help="the share of the neighbours that must agree on one property")  # fmt: skip
     parser.add_argument("--similarity", type=float, default=0.6, help="the cosine the nearest phrasing must reach")
     parser.add_argument("--per-label", type=int, default=40,
                         help="phrasings per property and direction that set the weight an override gives")  # fmt: skip
