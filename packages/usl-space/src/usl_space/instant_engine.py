@@ -90,7 +90,10 @@ class InstantEngine(Engine):
     def instant_matrices(self, criteria: list[str], dislikes: list[str], ids: list[int], models: list[str],
                          side: CriteriaSide | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
         """(outcome, preference), queries x models, for every answer at once (see usl_space.board)."""
-        quality, soft, must, log_words = self.parts(criteria, dislikes, ids, models, side)
+        return self._gated(self.parts(criteria, dislikes, ids, models, side), models)
+
+    def _gated(self, parts: tuple[np.ndarray, ...], models: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        quality, soft, must, log_words = parts
         crm = self.compositional
         return gated_matrices(quality, soft, must, models.index(self.baseline), crm.quality_gate, log_words,
                               crm.gate_length_slope)  # fmt: skip
@@ -110,8 +113,9 @@ class InstantEngine(Engine):
 
     def judge_one(self, criteria: list[str], dislikes: list[str], idx: int, model: str) -> tuple[float, str]:
         models = [self.baseline, model]
-        _, preference = self.instant_matrices(criteria, dislikes, [idx], models)
-        quality, soft, must, _ = (part[0, 1] - part[0, 0] for part in self.parts(criteria, dislikes, [idx], models))
+        parts = self.parts(criteria, dislikes, [idx], models)  # once: the probability and its parts come from it
+        _, preference = self._gated(parts, models)
+        quality, soft, must, _ = (part[0, 1] - part[0, 0] for part in parts)
         if np.isnan(preference[0, 1]):
             raise ValueError(f"{model} or the baseline did not answer query {idx}")
         return float(preference[0, 1]), (f"compositional CRM, as the board counts it: quality {quality:+.2f}, "

@@ -379,7 +379,10 @@ class AppService:
         criteria, dislikes = checked(criteria, dislikes)
         if (idx, model) not in eng.output:
             raise gr.Error(f"{as_text(model)} did not answer query {idx}")
-        p, how = eng.judge_one(criteria, dislikes, idx, model)
+        try:
+            p, how = eng.judge_one(criteria, dislikes, idx, model)
+        except ValueError as error:  # e.g. the baseline did not answer this query
+            raise gr.Error(str(error)) from None
         detail = f"P({as_text(model)} preferred) = **{p:.3f}** ({how})"
         return eng.query[idx], eng.output[(idx, model)], eng.output[(idx, eng.baseline)], detail
 
