@@ -422,11 +422,29 @@ def test_a_visitor_is_told_what_the_app_waits_for_and_stop_ends_an_upload_within
         assert time.monotonic() < deadline
         time.sleep(0.2)
     asked = time.perf_counter()
-    client.predict(api_name="/stop_upload")
+    press_without_waiting(client, "/stop_upload")
     *_, message = job.result()
     assert "Upload stopped" in message and "nothing was added" in message
     assert time.perf_counter() - asked < 3.0 + 2.0  # heard before the next step of two answers (3 s each here)
     assert not engine._uploads
+
+
+class _TolerantIds(set):
+    def remove(self, item) -> None:
+        self.discard(item)
+
+
+def press_without_waiting(client, api_name: str) -> None:
+    """Trigger an event of this client's session (a button press) without waiting for its result. gradio_client
+    reads all of one session's jobs from one stream, and an event that completes before the client has noted its
+    id kills that stream (gradio-app/gradio#10354: KeyError in stream_messages): a Stop pressed while the upload
+    streams did so in about one CI run of five. The press goes straight to the queue, and the client forgets
+    completions of events it did not start instead of failing on them."""
+    import httpx
+
+    client.pending_event_ids = _TolerantIds(client.pending_event_ids)
+    body = {"data": [], "fn_index": client._infer_fn_index(api_name, None), "session_hash": client.session_hash}
+    httpx.post(client.sse_data_url, json=body, headers=client.headers, timeout=10).raise_for_status()
 
 
 def in_view(page, selector: str) -> bool:
