@@ -29,6 +29,7 @@ from usl_space.board import Leaderboard, board_rows
 from usl_space.cache import ScoreCache, checkpoint_id, text_digest
 from usl_space.ordering import stratified_order
 from usl_space.progress import Progress
+from usl_space.request import RankRequest
 from usl_space.scheduling import FairLock
 from usl_space.topics import TopicIndex
 
@@ -190,6 +191,21 @@ class Engine:
         settings = {"seed": seed, "first_batch": first_batch, "max_batch": max_batch, "bootstrap": bootstrap,
                     "should_stop": should_stop, "side": side}  # fmt: skip
         yield from self._boards(criteria_, dislikes_, self.order(query_ids, seed), models_, started, settings)
+
+    def for_request(self, request: RankRequest) -> Engine:
+        """This engine, judged against the request's baseline."""
+        wanted = request.baseline
+        return self.with_baseline(wanted) if wanted and wanted != self.baseline else self
+
+    def request_ids(self, request: RankRequest) -> list[int]:
+        """The request's queries in the order they are scored: its sample of its selection."""
+        return self.sample(request.n_queries, request.seed, request.query_ids)
+
+    def stream_request(self, request: RankRequest, **settings: Any) -> Iterator[Leaderboard]:
+        """`stream` for a typed request (settings: first_batch, max_batch, bootstrap, should_stop, side)."""
+        engine = self.for_request(request)
+        yield from engine.stream(request.criteria, request.dislikes, engine.request_ids(request), request.models,
+                                 request.seed, **settings)  # fmt: skip
 
     def rank(self, criteria: Sequence[str] = (), dislikes: Sequence[str] = (), **kwargs: Any) -> Leaderboard:
         """The final leaderboard (every selected query scored)."""

@@ -14,13 +14,19 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from crm_core.atomic import atomic_file
 from crm_core.data import skipping_invalid, without_nan
 from crm_core.guard import at_least, check_output, fail, positive_int
 
 from usl_space.board import fewer_answers
+from usl_space.request import RankRequest
 from usl_space.topics import FREE_TEXT_THRESHOLD, TOPICS
+
+if TYPE_CHECKING:  # imported when ranking, not for --help
+    from usl_space.board import Leaderboard
+    from usl_space.engine import Engine
 
 MIN_BOOTSTRAP = 100  # fewer resamples give intervals and Rank (UB) that move with the seed
 
@@ -110,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 (one flag, one bra
         if args.query_ids:
             listed = read_query_ids(args.query_ids, set(engine.query))
             selected = listed if selected is None else [i for i in selected if i in set(listed)]
-        ids = engine.sample(args.queries, args.seed, selected)
+        rank_request = RankRequest.checked(args.criteria, args.dislike, selected, args.models, None, args.queries,
+                                           args.seed)  # fmt: skip
         if args.profile:
             from usl_space.taste import profile_side
 
@@ -118,16 +125,16 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 (one flag, one bra
         engine.warm(progress=not args.quiet)  # the instant path's response side: built once (minutes) if need be
         world = int(os.environ.get("WORLD_SIZE", "1"))
         if world > 1:
-            board = _sharded(engine, args, ids)
-            if board is None:
+            sharded = _sharded(engine, rank_request, args.bootstrap, not args.quiet)
+            if sharded is None:
                 return 0  # not the main process: its share is in the cache
+            board = sharded
         else:
-            board = None
-            bar = tqdm(total=len(ids), desc="queries scored", unit="query", disable=args.quiet)
-            for board in engine.stream(args.criteria, args.dislike, ids, args.models, args.seed,
-                                       bootstrap=args.bootstrap, side=side):  # fmt: skip
+            bar = tqdm(total=len(engine.request_ids(rank_request)), desc="queries scored", unit="query",
+                       disable=args.quiet)  # fmt: skip
+            for board in engine.stream_request(rank_request, bootstrap=args.bootstrap, side=side):
                 bar.update(board.n_queries - bar.n)
-            bar.close()
+            bar.close()  # stream_request yields at least one board, the last one final
     except Exception as error:  # an expected error becomes one line; a bug stays a traceback
         return fail("usl-rank", error, 2)
     result = board.to_json()
@@ -168,20 +175,20 @@ def read_query_ids(path: str, known: set[int]) -> list[int]:
     return sorted(set(ids))
 
 
-def _sharded(engine, args, ids):
+def _sharded(engine: Engine, rank_request: RankRequest, bootstrap: int, progress: bool) -> Leaderboard | None:
     """Every process scores its share into the cache; the main process then ranks from the cache alone."""
     from accelerate import PartialState
 
     cpu = os.environ.get("ACCELERATE_USE_CPU", "").lower() in ("1", "true", "yes")  # PartialState ignores the flag
     state = PartialState(cpu=cpu)
-    covered = engine.fill(args.criteria, args.dislike, ids, state.process_index, state.num_processes, args.models,
-                          progress=not args.quiet)  # fmt: skip
+    covered = engine.fill(rank_request.criteria, rank_request.dislikes, engine.request_ids(rank_request),
+                          state.process_index, state.num_processes, rank_request.models, progress)  # fmt: skip
     print(f"usl-rank: process {state.process_index}/{state.num_processes} scored {covered} queries", file=sys.stderr)
     state.wait_for_everyone()
     if not state.is_main_process:
         return None
-    return engine.rank(args.criteria, args.dislike, query_ids=ids, models=args.models, seed=args.seed,
-                       bootstrap=args.bootstrap)  # fmt: skip
+    *_, board = engine.stream_request(rank_request, bootstrap=bootstrap)
+    return board
 
 
 if __name__ == "__main__":

@@ -21,8 +21,9 @@ from crm_core.data import DataValidationError
 from crm_core.data.importers import responses_by_instruction
 
 from usl_space.charts import bar_chart, png, slope_chart
-from usl_space.engine import Engine, Leaderboard, check_criteria
+from usl_space.engine import Engine, Leaderboard
 from usl_space.progress import Progress
+from usl_space.request import RankRequest
 from usl_space.stats import kendall_tau
 from usl_space.taste import Profile, Vote, ask, fit_votes, moves
 from usl_space.topics import TOPICS
@@ -88,11 +89,11 @@ class ViewMemo:
                 self._views.popitem(last=False)
 
 
-def checked(criteria: str | None, dislikes: str | None) -> tuple[list[str], list[str]]:
-    """The criteria and dislikes boxes' text, cleaned by the one rule for criteria (crm_core.guard.check_criteria);
-    what breaks it is said to the visitor."""
+def checked(criteria: str | None, dislikes: str | None = None, **rest) -> RankRequest:
+    """A request from the criteria and dislikes boxes' text, cleaned by the one rule for criteria
+    (crm_core.guard.check_criteria), and the rest of `RankRequest`'s fields; what breaks it is said to the visitor."""
     try:
-        return check_criteria(criteria), check_criteria(dislikes, "dislikes")
+        return RankRequest.checked(criteria, dislikes, **rest)
     except ValueError as error:
         raise gr.Error(str(error)) from None
 
@@ -169,10 +170,20 @@ class AppService:
                    + ". Boards take about a second once it is ready.")  # fmt: skip
             time.sleep(1.0)
 
-    def run(self, eng: Engine, criteria, dislikes, ids, models, n_queries, what, should_stop=None, started=None):
-        ids = eng.sample(int(n_queries) if n_queries else None, 0, ids)
-        try:  # the engine checks the criteria before it scores anything
-            for board in eng.stream(criteria, dislikes, ids, models, should_stop=should_stop):
+    def form_request(self, topics, free_text, criteria, dislikes, baseline, models, n_queries) -> RankRequest:
+        """Customize's controls as one checked request: the bench's own baseline is a row like any other under
+        another baseline."""
+        chosen = list(models or [])  # uploads are in the Models list, ticked when added; a visitor may untick them
+        if baseline and baseline != self.engine.baseline and self.engine.baseline not in chosen:
+            chosen.append(self.engine.baseline)
+        if not chosen:
+            raise gr.Error("select at least one model")
+        return checked(criteria, dislikes, query_ids=self.selected_ids(topics, free_text or ""), models=chosen,
+                       baseline=baseline, n_queries=int(n_queries) if n_queries else None)  # fmt: skip
+
+    def run(self, eng: Engine, request: RankRequest, what: str, should_stop=None, started=None):
+        try:  # the engine checks the models before it scores anything
+            for board in eng.stream_request(request, should_stop=should_stop):
                 yield board, status(board, what, None if started is None else time.perf_counter() - started)
         except ValueError as error:
             raise gr.Error(str(error)) from None
@@ -189,53 +200,46 @@ class AppService:
         started = time.perf_counter()
         for text in self.bench_ready():
             yield gr.skip(), gr.skip(), gr.skip(), text
-        for board, text in self.run(self.engine, [], [], None, None, None, "General preference:", started=started):
+        for board, text in self.run(self.engine, RankRequest(), "General preference:", started=started):
             outputs = frame(board), topic_frame(board), self.chart(board), text
             yield outputs
         if board.done:
             self.views.put(key, outputs)
 
-    def custom_engine(self, baseline, models, uploads) -> tuple[Engine, list[str]]:
-        eng = self.engine.with_baseline(baseline) if baseline and baseline != self.engine.baseline else self.engine
+    def custom_engine(self, rank_request: RankRequest, uploads) -> Engine:
+        """The engine for this visitor's request: its baseline, with their uploads."""
+        eng = self.engine.for_request(rank_request)
         for name, outputs in (uploads or {}).items():
             eng = eng.with_model(name, outputs)
-        chosen = list(models or [])  # uploads are in the Models list, ticked when added; a visitor may untick them
-        if eng.baseline != self.engine.baseline and self.engine.baseline not in chosen:
-            chosen.append(self.engine.baseline)  # the bench's own baseline is a row like any other under another one
-        if not chosen:
-            raise gr.Error("select at least one model")
-        return eng, chosen
+        return eng
 
     def customize(self, topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
                   request: gr.Request):  # fmt: skip
         started = time.perf_counter()  # what the status reports: the visitor's wait, not only the scoring
         stop = self.stops[str(request.session_hash)] = threading.Event()
         try:
-            yield from self.custom_board(topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
-                                         stop, started)  # fmt: skip
+            rank_request = self.form_request(topics, free_text, criteria, dislikes, baseline, models, n_queries)
+            yield from self.custom_board(rank_request, uploads, stop, started)
         except gr.Error as error:  # said in the status line; the board shown before stays (no red "Error" over it)
             yield gr.skip(), gr.skip(), gr.skip(), f"**Not ranked:** {as_text(error.message)}", gr.skip()
         finally:
             if self.stops.get(str(request.session_hash)) is stop:
                 del self.stops[str(request.session_hash)]
 
-    def custom_board(self, topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads, stop, started):
+    def custom_board(self, rank_request: RankRequest, uploads, stop: threading.Event, started: float):
         for text in self.bench_ready(stop.is_set):  # Stop ends this visitor's wait, not the build others may wait for
             yield gr.skip(), gr.skip(), gr.skip(), text, gr.skip()
         if stop.is_set():
             yield gr.skip(), gr.skip(), gr.skip(), "Stopped while waiting for the bench.", gr.skip()
             return
-        eng, chosen = self.custom_engine(baseline, models, uploads)
-        ids = self.selected_ids(topics, free_text or "")
-        criteria, dislikes = checked(criteria, dislikes)
-        what = f"Custom ({criteria_label(criteria, dislikes)}):"
-        key = None if uploads else ("custom", eng.baseline, tuple(chosen), tuple(criteria), tuple(dislikes),
-                                    None if ids is None else tuple(ids), n_queries)  # fmt: skip
+        eng = self.custom_engine(rank_request, uploads)
+        what = f"Custom ({criteria_label(rank_request.criteria, rank_request.dislikes)}):"
+        key = None if uploads else ("custom", rank_request)
         if key is not None and (seen := self.views.get(key)) is not None:
             yield seen
             return
         board = None
-        for board, text in self.run(eng, criteria, dislikes, ids, chosen, n_queries, what, stop.is_set, started):
+        for board, text in self.run(eng, rank_request, what, stop.is_set, started):
             if not board.done:  # the finished board is shown once, below, with its downloads
                 with eng.turns:  # drawing is CPU work: it takes a turn, as scoring does (cached views never do)
                     shown = frame(board), topic_frame(board), self.chart(board), text, gr.update()
@@ -259,22 +263,21 @@ class AppService:
             event.set()
 
     # -- votes: "Help it learn your taste" (compositional CRMs) --------------------------------------------------
-    def taste_step(self, taste, outcome, topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
+    def taste_step(self, taste, outcome, rank_request: RankRequest, topics, uploads,
                    request: gr.Request | None = None):  # fmt: skip
-        """Record the vote on the pending pair (outcome None: just ask), refit, re-rank, ask the next pair."""
+        """Record the vote on the pending pair (outcome None: just ask), refit, re-rank, ask the next pair
+        (`topics`: the ticked ones, which a profile keeps)."""
         if not self.engine.instant:
             raise gr.Error("voting needs a compositional CRM (the default one)")
-        eng, chosen = self.custom_engine(baseline, models, uploads)
-        criteria_lines, dislike_lines = checked(criteria, dislikes)
+        eng = self.custom_engine(rank_request, uploads)
+        criteria_lines, dislike_lines = list(rank_request.criteria), list(rank_request.dislikes)
         taste = dict(taste or {})
         votes = [Vote(**v) for v in taste.get("votes", [])]
         pending = taste.get("pending")
         if outcome is not None and pending:
             votes.append(Vote(int(pending[0]), pending[1], pending[2], float(outcome)))
         side, covariance, prior = fit_votes(eng, criteria_lines, dislike_lines, votes)
-        ids = self.selected_ids(topics, free_text or "")
-        board = eng.rank(criteria_lines, dislike_lines, query_ids=eng.sample(int(n_queries), 0, ids),
-                         models=chosen, side=side if votes else None)  # fmt: skip
+        *_, board = eng.stream_request(rank_request, side=side if votes else None)
         idx, a, b = ask(eng, side, covariance, [row["model"] for row in board.rows], votes)
         taste = {"votes": [asdict(v) for v in votes], "pending": [idx, a, b]}
         moved = moves(prior, side)
@@ -294,10 +297,10 @@ class AppService:
     def taste_handler(self, outcome: float | None):
         def handler(taste, topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
                     request: gr.Request):  # fmt: skip
+            rank_request = self.form_request(topics, free_text, criteria, dislikes, baseline, models, n_queries)
             for text in self.bench_ready():
                 yield self.waiting(text)
-            yield self.taste_step(taste, outcome, topics, free_text, criteria, dislikes, baseline, models, n_queries,
-                             uploads, request)  # fmt: skip
+            yield self.taste_step(taste, outcome, rank_request, topics, uploads, request)
 
         return handler
 
@@ -330,8 +333,9 @@ class AppService:
         yield *self.waiting("Opening the shared profile: ranking it..."), gr.skip()
         for text in self.bench_ready():
             yield *self.waiting(text), gr.skip()
-        board = self.taste_step({k: v for k, v in taste.items() if k != "shared"}, None, topics, free_text, criteria,
-                                dislikes, baseline, models, n_queries, uploads, request)  # fmt: skip
+        rank_request = self.form_request(topics, free_text, criteria, dislikes, baseline, models, n_queries)
+        board = self.taste_step({k: v for k, v in taste.items() if k != "shared"}, None, rank_request, topics, uploads,
+                                request)  # fmt: skip
         yield *board, gr.Tabs(selected="customize")  # the tab opens on the finished board
 
     def load_profile(self, path):
@@ -354,8 +358,8 @@ class AppService:
             yield gr.skip(), gr.skip(), gr.skip(), gr.skip(), text
         boards = {}
         for key, criteria in (("A", criteria_a), ("B", criteria_b)):
-            lines, _ = checked(criteria, "")
-            for board, text in self.run(self.engine, lines, [], None, None, n_queries, f"Set {key}:"):
+            rank_request = checked(criteria, n_queries=int(n_queries) if n_queries else None)
+            for board, text in self.run(self.engine, rank_request, f"Set {key}:"):
                 boards[key] = board
                 yield (*self.compare_outputs(boards), text)
         yield (*self.compare_outputs(boards), "Both rankings done.")
@@ -376,11 +380,11 @@ class AppService:
         if not query_choice or not model:
             raise gr.Error("pick a query and a model")
         idx = int(str(query_choice).split(":", 1)[0])
-        criteria, dislikes = checked(criteria, dislikes)
+        asked = checked(criteria, dislikes)
         if (idx, model) not in eng.output:
             raise gr.Error(f"{as_text(model)} did not answer query {idx}")
         try:
-            p, how = eng.judge_one(criteria, dislikes, idx, model)
+            p, how = eng.judge_one(list(asked.criteria), list(asked.dislikes), idx, model)
         except ValueError as error:  # e.g. the baseline did not answer this query
             raise gr.Error(str(error)) from None
         detail = f"P({as_text(model)} preferred) = **{p:.3f}** ({how})"

@@ -9,6 +9,7 @@ import csv
 import html
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -123,9 +124,9 @@ def status(board: Leaderboard | None, what: str = "", seconds: float | None = No
     return text
 
 
-def criteria_label(criteria: list[str], dislikes: list[str]) -> str:
+def criteria_label(criteria: Sequence[str], dislikes: Sequence[str]) -> str:
     """The criteria a board was ranked under, short, as plain text for the status line."""
-    typed = criteria + [f"dislikes: {d}" for d in dislikes]
+    typed = [*criteria, *(f"dislikes: {d}" for d in dislikes)]
     if not typed:
         return "no criteria: general preference"
     first = typed[0] if len(typed[0]) <= 60 else typed[0][:57] + "..."
