@@ -17,6 +17,7 @@ from crm_core.loader import load_crm
 from usl_space.cache import ScoreCache, criteria_key
 from usl_space.engine import Engine, check_criteria
 from usl_space.loading import make_engine
+from usl_space.request import RankRequest
 from usl_space.topics import TOPICS, TopicIndex
 
 MODELS = ["base", "m1", "m2", "m3"]
@@ -101,6 +102,23 @@ def test_order_is_seeded_and_topic_stratified(tiny_qwen_crm):
         assert first_topic == k // 2, (k, order)
     assert engine.sample(4, seed=1) == order[:4]
     assert sorted(engine.sample(3, seed=0, query_ids=[0, 1, 2, 9])) != [0, 1, 2]  # the sample spans both topics
+
+
+def test_a_rank_request_is_cleaned_once_names_one_board_and_ranks_what_it_asks(pointwise_crm):
+    typed = RankRequest.checked(" Be   brief. \n\n", ["jargon"], query_ids=[5, 1, 5], models=["m1"], baseline="m2",
+                                n_queries=2, seed=3)  # fmt: skip
+    assert typed == RankRequest(("Be brief.",), ("jargon",), (1, 5), ("m1",), "m2", 2, 3)
+    assert hash(typed) == hash(RankRequest.checked(["Be brief."], "jargon", [1, 5], ["m1"], "m2", 2, 3))
+    assert RankRequest.checked("Be brief.") != RankRequest.checked("Be brief.", n_queries=4)  # another board
+    with pytest.raises(ValueError, match="at least 1"):
+        RankRequest.checked(n_queries=0)
+    with pytest.raises(ValueError, match="dislikes line 1"):
+        RankRequest.checked("", "x" * 301)
+    engine = engine_for(pointwise_crm, ScoreCache(":memory:"))
+    *_, board = engine.stream_request(typed)
+    assert board.baseline == "m2" and board.criteria == ["Be brief."] and board.dislikes == ["jargon"]
+    assert {row["model"] for row in board.rows} == {"m1", "m2"} and board.n_queries == 2
+    assert set(engine.request_ids(typed)) <= {1, 5} and engine.request_ids(typed) == engine.sample(2, 3, [1, 5])
 
 
 @pytest.mark.parametrize("objective", ["pairwise", "pointwise"])
