@@ -176,12 +176,15 @@ def main(argv: list[str] | None = None) -> int:
         "--gate",
         action="append",
         default=[],
-        metavar="GATE:SLOPE[:SCALE]",
-        help="also judge each CRM with these serving settings (quality_gate:gate_length_slope, and weight_scale: how "
-        "far a typed criterion may outweigh quality; repeatable)",
+        metavar="GATE:SLOPE[:SCALE[:STRENGTH[:LIFT]]]",
+        help="also judge each CRM with these serving settings (quality_gate:gate_length_slope, then weight_scale: how "
+        "far a typed criterion may outweigh quality, soft_strength and lift_from: how much a soft criterion weighs "
+        "whatever its wording; those left out are as served; repeatable)",
     )
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)  # fmt: skip
+    if any(not 2 <= len(g.split(":")) <= 5 for g in args.gate):
+        parser.error("--gate takes GATE:SLOPE[:SCALE[:STRENGTH[:LIFT]]] (two to five numbers)")
     from crm_core.data import open_bench
     from crm_core.data.importers import read_instructions, read_models_file
     from crm_train.compositional.evaluate import published_lc
@@ -220,14 +223,19 @@ def main(argv: list[str] | None = None) -> int:
         engine = make_engine(bench, open_scorer(folder, "onnx"), ScoreCache(":memory:"))
         engine.response_table(progress=True)
         scorer = engine.scorer
-        served = scorer.quality_gate, scorer.gate_length_slope, scorer.heads.weight_scale
-        asked = [tuple((*map(float, g.split(":")), served[2])[:3]) for g in args.gate]
+        heads = scorer.heads
+        served = (scorer.quality_gate, scorer.gate_length_slope, heads.weight_scale, heads.soft_strength,
+                  heads.lift_from)  # fmt: skip
+        asked = [(*given, *served[len(given) :]) for given in (tuple(map(float, g.split(":"))) for g in args.gate)]
         settings = list(dict.fromkeys([served, *asked]))  # the served setting once
-        for gate, slope, scale in settings:
-            setting = f"gate {gate:g}, length slope {slope:g}, weight scale {scale:g}"
-            label = name if (gate, slope, scale) == served else f"{name}, {setting}"
-            scorer.quality_gate, scorer.gate_length_slope, scorer.heads.weight_scale = gate, slope, scale
+        for gate, slope, scale, strength, lift in settings:
+            setting = (f"gate {gate:g}, length slope {slope:g}, weight scale {scale:g}, soft strength {strength:g} "
+                       f"from {lift:g}")  # fmt: skip
+            label = name if (gate, slope, scale, strength, lift) == served else f"{name}, {setting}"
+            scorer.quality_gate, scorer.gate_length_slope = gate, slope
+            heads.weight_scale, heads.soft_strength, heads.lift_from = scale, strength, lift
             results[label] = {"model": folder, "quality_gate": gate, "gate_length_slope": slope, "weight_scale": scale,
+                              "soft_strength": strength, "lift_from": lift,
                               **judge(engine, ids, defaults, lc, original, pairs)}  # fmt: skip
             table.append(summary(label, results[label]))
     emit({"half": args.half, "phrasings": args.phrasings, "summary": table, "crms": results}, args.output,

@@ -101,15 +101,48 @@ def report_card_table(r: dict | None = None) -> str:
 
 def judge_table() -> str:
     """README's one table of how good the judge is: the shipped CRM as served (ONNX int8) on held-out data beside
-    the simple baselines, and the checks of the judge report (benchmarks/judge_report.py)."""
+    the simple baselines, and the checks of the judge report (benchmarks/judge_report.py); beside it the same folder
+    as the previous stop served it (soft strength 0: criteria weighed as read), from the same runs."""
     r, j = _load("compositional_report_onnx_int8.json"), _load("judge_report.json")
+    before = _load("compositional_report_onnx_int8_previous.json")
     now = j["crms"]["now"]
-    p, d, lb = r["properties"], r["dsp"], r["leaderboard"]
-    props = [v for v in p["properties"].values() if v["pairs"]]
-    both = sum((v["more"] + v["less"]) / 2 for v in props) / len(props)
-    human = " / ".join(f"{v['crm']['accuracy']:.3f}" for v in r["human"].values())
+    previous = next(v for k, v in j["crms"].items() if k.startswith("now,") and v["soft_strength"] == 0)
     longer = " / ".join(f"{v['longer_wins']['accuracy']:.3f}" for v in r["human"].values())
-    phr = now["phrasings"]
+    lb = r["leaderboard"]
+    targets = [
+        ("human preference pairs, no criteria: " + " / ".join(r["human"]), f"longer answer wins: {longer}"),
+        (f"a property asked for, more or less of it ({len(_properties(r))} properties, mean of both directions)",
+         "random: 0.5"),
+        ("two or three criteria at once", "random: 0.5"),
+        ("a criterion about something else leaves the decision unchanged", "criteria ignored: 1.0"),
+        (f"DSP: both domains' criteria pick their own answer ({r['dsp']['groups']} groups)", "without criteria: 0"),
+        (f"general board vs AlpacaEval 2.0 LC, Kendall tau ({lb['models']} models, {lb['queries']} queries)",
+         f"length alone: {lb['tau_length_alone']:.3f}"),
+        ("gpt-4o beats the baseline gpt4_1106_preview (win rate)", "target > 0.5"),
+        ("order of the other models, baseline gpt4_1106_preview vs claude-3-opus (tau)", "target >= 0.85"),
+        ("concise / verbose twins in order under 11 length phrasings", "target: all"),
+        ("concise phrasings: top 5 all above the median LC / shorter than the general top 5", "target: all"),
+        ("detailed phrasings: top 5 all above the median LC / longer", "target: all"),
+        ("concise and detailed top fives share at most two models", "target: all"),
+        ("NullModel (junk) from the bottom: general board / worst phrasing", "target: 1-3"),
+    ]  # fmt: skip
+    shipped, earlier = _judge_column(r, now), _judge_column(before, previous)
+    lines = [f"`{r['model']}` as served (ONNX Runtime int8); held-out prompts, validation phrasings never trained on; "
+             f"judge report on the {now['queries']} evaluation-half queries, {now['default_models']} default models. "
+             "Previous stop: the same folder with every criterion weighed as read (soft strength 0).",
+             "", "| measure | shipped CRM | previous stop | baseline or target |", "|---|---|---|---|"]  # fmt: skip
+    lines += [f"| {a} | {b} | {c} | {t} |" for (a, t), b, c in zip(targets, shipped, earlier, strict=True)]
+    return "\n".join(lines)
+
+
+def _properties(card: dict) -> list[dict]:
+    return [v for v in card["properties"]["properties"].values() if v["pairs"]]
+
+
+def _judge_column(card: dict, judged: dict) -> list[str]:
+    """One column of the judge table: a report card (crm_train.compositional.evaluate) and a judge report entry."""
+    p, d, lb, phr = card["properties"], card["dsp"], card["leaderboard"], judged["phrasings"]
+    both = sum((v["more"] + v["less"]) / 2 for v in _properties(card)) / len(_properties(card))
 
     def share(kind: str) -> str:
         rows = [x for x in phr if x["kind"] == kind]
@@ -117,38 +150,21 @@ def judge_table() -> str:
                                                                             "length_direction_ok"))  # fmt: skip
         return f"{good} / {direction}"
 
-    twins = f"{sum(x['twins_in_order'] for x in phr)}/{sum(x['twins'] for x in phr)}"
-    overlap = f"{sum(o['shared'] <= 2 for o in now['top5_overlap'])}/{len(now['top5_overlap'])}"
-    worst = max(x["null_model_from_bottom"] for x in phr)
-    rows = [
-        ("human preference pairs, no criteria: " + " / ".join(r["human"]), human, f"longer answer wins: {longer}"),
-        (f"a property asked for, more or less of it ({len(props)} properties, mean of both directions)",
-         f"{both:.3f}", "random: 0.5"),
-        ("two or three criteria at once", f"{p['combined']['accuracy']:.3f}", "random: 0.5"),
-        ("a criterion about something else leaves the decision unchanged",
-         f"{p['silent_agreement']['accuracy']:.3f}", "criteria ignored: 1.0"),
-        (f"DSP: both domains' criteria pick their own answer ({d['groups']} groups)",
-         f"{d['flip']['accuracy']:.3f}", "without criteria: 0"),
-        (f"general board vs AlpacaEval 2.0 LC, Kendall tau ({lb['models']} models, {lb['queries']} queries)",
-         f"{lb['tau_vs_lc']:.3f}", f"length alone: {lb['tau_length_alone']:.3f}"),
-        ("gpt-4o beats the baseline gpt4_1106_preview (win rate)", f"{now['baseline']['newer_model_win_rate']:.3f}",
-         "target > 0.5"),
-        ("order of the other models, baseline gpt4_1106_preview vs claude-3-opus (tau)",
-         f"{now['baseline']['tau_other_models_between_baselines']:.3f}", "target >= 0.85"),
-        ("concise / verbose twins in order under 11 length phrasings", twins, "target: all"),
-        ("concise phrasings: top 5 all above the median LC / shorter than the general top 5",
-         share("concise"), "target: all"),
-        ("detailed phrasings: top 5 all above the median LC / longer",
-         share("detailed"), "target: all"),
-        ("concise and detailed top fives share at most two models", overlap, "target: all"),
-        ("NullModel (junk) from the bottom: general board / worst phrasing",
-         f"{now['null_model_from_bottom']['general']} / {worst}", "target: 1-3"),
-    ]  # fmt: skip
-    lines = [f"`{r['model']}` as served (ONNX Runtime int8); held-out prompts, validation phrasings never trained on; "
-             f"judge report on the {now['queries']} evaluation-half queries, {now['default_models']} default models.",
-             "", "| measure | shipped CRM | baseline or target |", "|---|---|---|"]  # fmt: skip
-    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
-    return "\n".join(lines)
+    return [
+        " / ".join(f"{v['crm']['accuracy']:.3f}" for v in card["human"].values()),
+        f"{both:.3f}",
+        f"{p['combined']['accuracy']:.3f}",
+        f"{p['silent_agreement']['accuracy']:.3f}",
+        f"{d['flip']['accuracy']:.3f}",
+        f"{lb['tau_vs_lc']:.3f}",
+        f"{judged['baseline']['newer_model_win_rate']:.3f}",
+        f"{judged['baseline']['tau_other_models_between_baselines']:.3f}",
+        f"{sum(x['twins_in_order'] for x in phr)}/{sum(x['twins'] for x in phr)}",
+        share("concise"),
+        share("detailed"),
+        f"{sum(o['shared'] <= 2 for o in judged['top5_overlap'])}/{len(judged['top5_overlap'])}",
+        f"{judged['null_model_from_bottom']['general']} / {max(x['null_model_from_bottom'] for x in phr)}",
+    ]
 
 
 def performance_table() -> str:

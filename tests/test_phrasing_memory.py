@@ -107,3 +107,37 @@ def test_a_built_memory_is_served_and_changes_the_checkpoint_identity(tmp_path):
     shutil.copytree(folder, without)
     (without / MEMORY_FILE).unlink()
     assert CompositionalScorer(without).heads.memory is None
+
+
+def test_a_soft_criterion_weighs_the_same_whatever_its_wording_and_a_must_counts_as_read(tmp_path):
+    """soft_strength: the strongest weight of a soft criterion becomes soft_strength x the readers' weight for
+    training phrasings of that property and direction (the memory's magnitude), the others in proportion; a reading
+    weaker than lift_from is not lifted; a must sentence counts as read."""
+    from crm_core.compositional import CompositionalScorer
+
+    scorer = CompositionalScorer(random_compositional_crm(tmp_path / "c"))
+    heads = scorer.heads
+    toy = toy_memory()
+    far_away = np.zeros((len(toy.vectors), 384), np.int8)  # nothing a real sentence is near: the memory never reads
+    far_away[:, :8] = toy.vectors
+    heads.memory = PhrasingMemory(far_away, toy.labels, toy.magnitude)
+    strong, weak, stray = (np.zeros(K, np.float32) for _ in range(3))
+    strong[WORDS], strong[EMOJI] = -3.5, 0.7
+    weak[WORDS] = -0.8
+    stray[EMOJI] = 0.3
+    texts = ["Keep it brief.", "Never use emojis."]
+    read = [scorer.criteria_side([t]).weights for t in texts]
+    heads.soft_strength, heads.lift_from = 0.6, 0.5
+    memory = heads.memory
+    shrunk = memory.at_strength(strong, 0.6, 0.5)
+    assert shrunk[WORDS] == pytest.approx(-0.6 * 2.5) and shrunk[EMOJI] == pytest.approx(0.7 * 1.5 / 3.5)
+    assert memory.at_strength(weak, 0.6, 0.5)[WORDS] == pytest.approx(-1.5)  # lifted
+    assert np.array_equal(memory.at_strength(stray, 0.6, 0.5), stray)  # a stray weight stays weak
+    soft, must = (scorer.criteria_side([t]).weights for t in texts)
+    assert np.allclose(must, read[1])  # "never": a hard requirement, as read
+    k = int(np.argmax(np.abs(read[0])))
+    expected = 0.6 * float(heads.memory.magnitude[k, int(read[0][k] > 0)])
+    if abs(read[0][k]) >= 0.5 or abs(read[0][k]) > expected:  # random heads: whichever the reading is
+        assert abs(soft[k]) == pytest.approx(expected) and np.allclose(soft / soft[k], read[0] / read[0][k])
+    else:
+        assert np.allclose(soft, read[0])

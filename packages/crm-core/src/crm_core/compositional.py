@@ -155,11 +155,17 @@ class CompositionalHeads:
 
     With a `memory` (crm_core.phrasing_memory), a criterion whose sentence embedding sits among training
     phrasings that agree on one property weighs that property, where the readers weigh another one most.
+
+    `soft_strength` (with a memory, which knows how the readers weigh training phrasings of each property) sets
+    how much a soft criterion weighs: the reader says what a sentence asks for and which way, and its strongest
+    weight becomes soft_strength x the readers' weight for training phrasings of that property and direction, so
+    "Terse answers only." and "I want compact replies." count the same. A reading weaker than `lift_from` is left
+    as it is (a stray weight is not made strong). 0: as read.
     """
 
     def __init__(self, params: dict[str, np.ndarray], weight_threshold: float = 0.0, voice_threshold: float = 0.0,
-                 gate_cut: float = 0.0, weight_scale: float = 1.0,
-                 memory: PhrasingMemory | None = None):  # fmt: skip
+                 gate_cut: float = 0.0, weight_scale: float = 1.0, memory: PhrasingMemory | None = None,
+                 soft_strength: float = 0.0, lift_from: float = 0.0):  # fmt: skip
         self.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items() if CRITERIA_LAYERS not in k}
         self.members = [member_params(self.params, m) for m in range(count_members(self.params))]
         self.spread = self.params["spread"]
@@ -167,6 +173,7 @@ class CompositionalHeads:
         self.weight_threshold, self.voice_threshold = float(weight_threshold), float(voice_threshold)
         self.gate_cut, self.weight_scale = float(gate_cut), float(weight_scale)
         self.memory = memory
+        self.soft_strength, self.lift_from = float(soft_strength), float(lift_from)
         # the reference signals' weights: fitted ones from the heads, unless crm.json gives others
         self.reference_weights = {k: float(self.params[k][0]) for k in REFERENCE_WEIGHTS if k in self.params}
 
@@ -184,11 +191,12 @@ class CompositionalHeads:
         voice = np.concatenate([response_vec @ m["voice_proj"].T for m in self.members], axis=1)
         return ResponseSide(z, quality.astype(np.float64), voice)
 
-    def criteria_side(self, criteria_vecs: np.ndarray | Sequence[np.ndarray],
-                      sentence_vecs: np.ndarray | None = None) -> CriteriaSide:  # fmt: skip
+    def criteria_side(self, criteria_vecs: np.ndarray | Sequence[np.ndarray], sentence_vecs: np.ndarray | None = None,
+                      soft: bool = False) -> CriteriaSide:  # fmt: skip
         """`criteria_vecs`: (criteria, 384) embeddings, one array per member (one array alone for one member), each
         from that member's criteria encoder; `sentence_vecs`: (criteria, 384) the response encoder's embeddings of
-        the same sentences, which the memory reads (ignored without one)."""
+        the same sentences, which the memory reads (ignored without one); `soft`: the sentences are soft criteria,
+        weighed at `soft_strength`."""
         per_member = [criteria_vecs] if isinstance(criteria_vecs, np.ndarray) else list(criteria_vecs)
         if len(per_member) != len(self.members):
             raise ValueError(f"the heads hold {len(self.members)} criteria fits; got embeddings for {len(per_member)}")
@@ -203,6 +211,8 @@ class CompositionalHeads:
             weights = weights * (logit >= self.gate_cut)
         if self.memory is not None and sentence_vecs is not None:
             weights = np.stack([self.memory.override(w, v) for w, v in zip(weights, sentence_vecs, strict=True)])
+        if soft and self.memory is not None and self.soft_strength > 0:
+            weights = np.stack([self.memory.at_strength(w, self.soft_strength, self.lift_from) for w in weights])
         voices = []
         for out in outs:
             length = np.linalg.norm(out[:, k:], axis=1, keepdims=True)
@@ -263,6 +273,8 @@ class CompositionalScorer:
             serving.get("form_gate_cut", 0.0),
             serving.get("weight_scale", 1.0),
             PhrasingMemory.load(self.folder),
+            serving.get("soft_strength", 0.0),
+            serving.get("lift_from", 0.0),
         )
         self.heads.reference_weights.update(self.spec.extra.get("reference_weights", {}))
         self.quality_gate = float(serving.get("quality_gate", 0.0))  # judged_logit's gate (0: criteria add up)
@@ -323,19 +335,21 @@ class CompositionalScorer:
         return np.stack([encoder.encode([text])[0] for encoder in self.criteria_encoders])
 
     def criteria_side(self, criteria: Sequence[str], dislikes: Sequence[str] = ()) -> CriteriaSide:
-        """The criteria's weights and voice, every sentence counted; each sentence's embeddings are cached."""
-        return self._side(split_criteria(criteria, dislikes))
+        """The criteria's weights and voice, every sentence counted (soft and must); each sentence's embeddings are
+        cached."""
+        soft, must = self.criteria_sides(criteria, dislikes)
+        return CriteriaSide(soft.weights + must.weights, soft.voice + must.voice)
 
     def criteria_sides(self, criteria: Sequence[str], dislikes: Sequence[str] = ()) -> tuple[CriteriaSide, ...]:
         """(soft, must): the sentences that tune quality, and those the visitor made hard requirements (is_must)."""
         texts = split_criteria(criteria, dislikes)
-        return self._side([t for t in texts if not is_must(t)]), self._side([t for t in texts if is_must(t)])
+        return self._side([t for t in texts if not is_must(t)], True), self._side([t for t in texts if is_must(t)])
 
-    def _side(self, texts: list[str]) -> CriteriaSide:
+    def _side(self, texts: list[str], soft: bool = False) -> CriteriaSide:
         members = len(self.heads.members)
         vecs = np.stack([self._criteria_cache(t) for t in texts]) if texts else np.zeros((0, members, 384), np.float32)
         sentences = np.stack([self._sentence_cache(t) for t in texts]) if texts and self.heads.memory else None
-        return self.heads.criteria_side([vecs[:, m] for m in range(members)], sentences)
+        return self.heads.criteria_side([vecs[:, m] for m in range(members)], sentences, soft)
 
     def response_side(
         self,

@@ -77,6 +77,20 @@ class PhrasingMemory:
         out[prop] = sign * self.magnitude[prop, int(sign > 0)]
         return out
 
+    def at_strength(self, weights: np.ndarray, strength: float, lift_from: float = 0.0) -> np.ndarray:
+        """One criterion's property weights, scaled so that the strongest is `strength` x the readers' weight for
+        training phrasings of its property and direction (`magnitude`), the others in proportion: how much a soft
+        criterion weighs is then one setting, not an accident of wording. A reading weaker than `lift_from` that
+        would be lifted is left as it is (a stray weight is not made strong)."""
+        strongest = int(np.argmax(np.abs(weights)))
+        read = abs(float(weights[strongest]))
+        if read == 0:
+            return weights
+        target = strength * float(self.magnitude[strongest, int(weights[strongest] > 0)])
+        if read < target and read < lift_from:
+            return weights
+        return weights * (target / read)
+
     def save(self, folder: str | Path) -> Path:
         """Written whole or not at all (a temporary file, then renamed)."""
         path = Path(folder) / MEMORY_FILE

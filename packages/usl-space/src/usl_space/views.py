@@ -40,9 +40,9 @@ LEGEND = (
 CSV_COLUMNS = ["rank", "rank_ub", "model", "baseline", "win_rate", "ci_low", "ci_high", "lc_win_rate", "n",
                "avg_words"]  # fmt: skip
 SEMANTICS = (
-    "**What a criterion does:** it decides between answers of comparable quality; it does not make a clearly worse "
-    "answer win by being shorter, longer or emoji-free. Write *must*, *never* or *always* in a criterion to make it "
-    "a hard requirement that overrides quality."
+    "**What a criterion does:** it decides between answers of comparable quality, as strongly however it is worded; "
+    "it does not make a clearly worse answer win by being shorter, longer or emoji-free. Write *must*, *never* or "
+    "*always* in a criterion to make it a hard requirement that overrides quality."
 )
 
 

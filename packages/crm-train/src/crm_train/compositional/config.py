@@ -134,6 +134,15 @@ class CompositionalConfig:
         "can outweigh the quality term across a whole board (chosen on development data: "
         "training/experiments/criteria_shrinkage.py --weight-scales)",
     )
+    soft_strength: float = _f(
+        0.6,
+        "when serving, with a phrasing memory: a soft criterion's strongest property weight becomes this x the "
+        "readers' weight for training phrasings of that property and direction, so wordings of one wish count the "
+        "same (0: as read; chosen on development data: benchmarks/judge_report.py --gate, docs/experiments.md)",
+    )
+    lift_from: float = _f(
+        0.5, "when serving: a soft reading weaker than this is not lifted to soft_strength (a stray weight stays weak)"
+    )
 
     def __post_init__(self) -> None:
         if self.dsp_weights not in DSP_WEIGHTS:
