@@ -299,7 +299,8 @@ def test_the_three_phrasing_banks_share_no_sentence_and_cover_every_steered_prop
 
 def test_the_compositional_config_defaults_are_the_shipped_recipe():
     """CompositionalConfig() builds the CRM that ships: every setting its crm.json records, except where it was
-    written and options since removed (token_dropout, threshold_in_fit, voice_penalty: tried, not shipped)."""
+    written and options since removed (token_dropout, threshold_in_fit, voice_penalty: tried, not shipped; the
+    switches whose shipped side is now the only one: silent_extra, wide_bank, wide_dsp, dsp_weights 'stray')."""
     import dataclasses
 
     from crm_train.compositional.config import CompositionalConfig
@@ -308,4 +309,6 @@ def test_the_compositional_config_defaults_are_the_shipped_recipe():
     defaults = dataclasses.asdict(CompositionalConfig())
     differ = {k: (defaults.get(k), v) for k, v in shipped.items() if k in defaults and defaults[k] != v}
     assert set(differ) <= {"output_dir"}, differ
-    assert set(shipped) - set(defaults) <= {"threshold_in_fit", "voice_penalty"}
+    removed = {"silent_extra": True, "wide_bank": True, "wide_dsp": True, "dsp_weights": "stray"}
+    assert {k: shipped[k] for k in removed} == removed  # what was shipped is what the code now always does
+    assert set(shipped) - set(defaults) <= {"threshold_in_fit", "voice_penalty", *removed}

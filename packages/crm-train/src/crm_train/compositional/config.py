@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-DSP_WEIGHTS = ("free", "stray", "voice_only")
-
 
 def _f(default, help: str):
     return field(default=default, metadata={"help": help})
@@ -80,26 +78,6 @@ class CompositionalConfig:
     form_gate_cut: float = _f(
         0.0, "when serving: the form gate's logit below which a criterion's property weights are dropped"
     )
-    silent_extra: bool = _f(
-        True,
-        "more silent criteria (40 short general ones and the BiGGen-Bench rubric questions "
-        "that do not mention form) and silent rows judged against the reference-free quality "
-        "alone (False: as the fits before wave 2 were; see the closing notes of issue 18)",
-    )
-    wide_bank: bool = _f(
-        True,
-        "train on the wider phrasing bank (phrasings.WIDE_*: more nouns, like / dislike templates and sentences per "
-        "property, ~25k phrasings instead of ~3.4k), so that unseen wordings read like the trained ones (shipped; "
-        "docs/experiments.md 'Criteria fits')",
-    )
-    wide_dsp: bool = _f(True, "train the voice on 12 more phrasings per DSP domain (criteria_fit.WIDE_DSP; shipped)")
-    dsp_weights: str = _f(
-        "stray",
-        "the property weights of a DSP domain criterion: 'free' (fitted on DSP rows like the voice), 'stray' (the "
-        "stray penalty also holds them down: a register keeps only weights DSP strongly needs) or 'voice_only' (and "
-        "DSP rows judge by the voice alone). 'free' lets DSP's chance correlations become readings: the fit shipped "
-        "with it read 'Write for a business audience.' as code_blocks +4.0, bold -3.3, exclamations -3.2",
-    )
     criteria_members: int = _f(
         3,
         "criteria fits made (seeds seed, seed + 1, ...; one quality term), each with its own re-tuned layer, head, "
@@ -143,7 +121,3 @@ class CompositionalConfig:
     lift_from: float = _f(
         0.5, "when serving: a soft reading weaker than this is not lifted to soft_strength (a stray weight stays weak)"
     )
-
-    def __post_init__(self) -> None:
-        if self.dsp_weights not in DSP_WEIGHTS:
-            raise ValueError(f"dsp_weights must be one of {', '.join(DSP_WEIGHTS)}, got {self.dsp_weights!r}")

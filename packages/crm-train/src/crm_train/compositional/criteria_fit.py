@@ -145,13 +145,13 @@ class CriteriaData:
     dsp_phrasings: list[np.ndarray]  # per domain: indices into states
 
 
-def phrase_table(encoder, bank: list[P.Phrasing], general: list[str], tuned_layers: int, wide: bool = False) -> tuple:
-    """Token states below the tuned layers for the bank, the general criteria and the DSP phrasings (`wide`: with
+def phrase_table(encoder, bank: list[P.Phrasing], general: list[str], tuned_layers: int) -> tuple:
+    """Token states below the tuned layers for the bank, the general criteria and the DSP phrasings (with
     WIDE_DSP)."""
     texts = [p.text for p in bank] + general
     dsp = []
     for domain in DSP_DOMAINS:
-        domain_texts = DSP_TRAIN[domain] + (WIDE_DSP[domain] if wide else [])
+        domain_texts = DSP_TRAIN[domain] + WIDE_DSP[domain]
         dsp.append(np.arange(len(texts), len(texts) + len(domain_texts)))
         texts += domain_texts
     after = encoder.model.config.num_hidden_layers - tuned_layers
@@ -214,7 +214,7 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
          "lr": config.criteria_lr},
     ], weight_decay=config.weight_decay)  # fmt: skip
     z, vec, q = torch.tensor(data.z), torch.tensor(data.vec), torch.tensor(data.quality, dtype=torch.float32)
-    q_silent = torch.tensor(data.clean_quality, dtype=torch.float32) if config.silent_extra else q
+    q_silent = torch.tensor(data.clean_quality, dtype=torch.float32)  # silent rows: the reference-free quality
     # silent rows may be judged in units of the clean quality's typical difference (silent_scale 0): a criterion that
     # says nothing about a pair must then not overturn even a small quality difference
     silent_scale = config.silent_scale or 1.0 / max(data.clean_spread, 1e-3)
@@ -271,16 +271,16 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
         # DSP rows
         d_idx = o3 + torch.tensor(dsp_rows[:, 0])
         da, db = torch.tensor(dsp_rows[:, 1]), torch.tensor(dsp_rows[:, 2])
-        w_dsp = torch.zeros_like(w_all[d_idx]) if config.dsp_weights == "voice_only" else w_all[d_idx]
-        loss_dsp = bce(q[da] - q[db] + term(w_dsp, u_all[d_idx], da, db), torch.ones(len(dsp_rows)))
+        loss_dsp = bce(q[da] - q[db] + term(w_all[d_idx], u_all[d_idx], da, db), torch.ones(len(dsp_rows)))
         # the least weights that do the job: nothing else holds back a property no drawn row tests
         loss_size = config.weight_penalty * w_all.pow(2).mean()
         loss = loss_prop + config.silent_weight * loss_silent + loss_dsp + loss_size
         if config.stray_penalty:  # what each drawn phrasing is about is known: every other weight should be 0
-            drawn = o3 if config.dsp_weights == "free" else len(phr)  # domain criteria (rows o3:) too, unless free
-            drawn_about = np.full(drawn, -1)  # the general criteria (rows o1:o2) are about nothing
+            # general criteria (rows o1:o2) and domain criteria (o3:) are about no property: a register keeps only
+            # the weights DSP strongly needs (left free, DSP's chance correlations became readings)
+            drawn_about = np.full(len(phr), -1)
             drawn_about[:o1], drawn_about[o2:o3] = bank_prop[phr[:o1]], bank_prop[phr[o2:o3]]
-            loss = loss + config.stray_penalty * stray_weights(w_all[:drawn], drawn_about)
+            loss = loss + config.stray_penalty * stray_weights(w_all, drawn_about)
         if config.form_gate_weight:  # bank phrasings and domain criteria (their register) speak about form;
             about_form = torch.ones(len(phr), dtype=torch.bool)  # general criteria do not
             about_form[o1:o2] = False  # the two classes weigh the same

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 from crm_core.compositional import CompositionalScorer
-from crm_core.model import CRMSpec
 from crm_core.phrasing_memory import GENERAL, MEMORY_FILE, PhrasingMemory, label_of, quantize
 from crm_core.properties import NAMES
 from tqdm.auto import tqdm
@@ -26,9 +25,9 @@ from tqdm.auto import tqdm
 from crm_train.compositional import phrasings as P
 
 
-def memory_phrasings(shared: Path, wide: bool = True) -> tuple[list[str], np.ndarray]:
-    """The training phrasings (no typo'd copies) and general criteria, with their labels."""
-    bank = list(dict.fromkeys(P.training_bank(wide=wide, typos_per_phrasing=0.0)))
+def memory_phrasings(shared: Path) -> tuple[list[str], np.ndarray]:
+    """The training phrasings (the wide bank, no typo'd copies) and general criteria, with their labels."""
+    bank = list(dict.fromkeys(P.training_bank(wide=True, typos_per_phrasing=0.0)))
     general = list(dict.fromkeys(P.silent_criteria(extra=True) + P.rubric_criteria(shared)))
     labels = [label_of(NAMES.index(p.prop), p.sign) for p in bank] + [GENERAL] * len(general)
     return [p.text for p in bank] + general, np.array(labels, np.int16)
@@ -92,8 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--model {args.model}: not a CRM folder (no crm.json)")
     if not 0 < args.agreement <= 1 or args.neighbours < 1:
         parser.error("--agreement must be in (0, 1] and --neighbours at least 1")
-    wide = CRMSpec.load(args.model).extra.get("config", {}).get("wide_bank", True)
-    texts, labels = memory_phrasings(args.shared, bool(wide))
+    texts, labels = memory_phrasings(args.shared)
     memory = build_memory(args.model, texts, labels, args.neighbours, args.agreement, args.similarity,
                           args.per_label, args.backend)  # fmt: skip
     general = int((memory.labels == GENERAL).sum())

@@ -254,8 +254,8 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
     # the same spread stands in for it, so the criteria learn weights that hold against the bench's quality
     clean_quality = quality.copy()
     z = train_groups.centred(spread)
-    short = P.silent_criteria(config.silent_extra)
-    rubrics = P.rubric_criteria(shared) if config.silent_extra else []
+    short = P.silent_criteria(extra=True)
+    rubrics = P.rubric_criteria(shared)  # none where the shared data lacks BiGGen-Bench (tests)
     general_p = np.array([0.5 / len(short)] * len(short) + [0.5 / len(rubrics)] * len(rubrics)) if rubrics else None
     clean_spread = centred_std(clean_quality, [str(g) for g in train_groups.group])
     params = {"spread": torch.tensor(spread), "refsim_weight": quality_net.refsim_weight.detach().reshape(1)}
@@ -269,10 +269,8 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
         noise = np.random.default_rng(member_config.seed).normal(0, reference_spread, len(quality))
         noisy = quality + noise.astype(np.float32)
         rng = np.random.default_rng(member_config.seed)
-        bank = P.training_bank(member_config.seed, wide=config.wide_bank)
-        states, mask, general, dsp_phr = phrase_table(
-            encoder, bank, short + rubrics, config.criteria_layers, config.wide_dsp
-        )
+        bank = P.training_bank(member_config.seed, wide=True)
+        states, mask, general, dsp_phr = phrase_table(encoder, bank, short + rubrics, config.criteria_layers)
         data = CriteriaData(z, train_groups.vec, noisy, clean_quality, clean_spread,
                             clear_pairs(train_groups, z, config.clear_gap, 4000, rng), dsp_pairs(train_groups), bank,
                             states, mask, general, general_p, dsp_phr)  # fmt: skip
@@ -293,7 +291,7 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
                     name: sum(p.source == name for p in pairs) for name in sorted({p.source for p in pairs})},
                 **counts, "silent_criteria": {"short": len(short), "rubrics": len(rubrics)}}  # fmt: skip
     folder = save_compositional(out / "best", params, encoder_dir, manifest, idf)
-    texts, labels = memory_phrasings(shared, config.wide_bank)
+    texts, labels = memory_phrasings(shared)
     build_memory(folder, texts, labels, backend="torch", progress=progress)
     return folder
 
@@ -354,7 +352,8 @@ def model_card(spec: CRMSpec) -> str:
         "- training data: human votes (Auto-J, HH-RLHF MIT, WebGPT), GPT-4-turbo AlpacaEval annotations (non-default "
         "models, training half of the instructions only), DSP (CC BY-NC 4.0: non-commercial), MT-bench and "
         "Arena-Hard answers (Apache-2.0) for property pairs"
-        + ("; BiGGen-Bench rubric questions (Apache-2.0) as general criteria" if config.get("silent_extra") else "")
+        + ("; BiGGen-Bench rubric questions (Apache-2.0) as general criteria"
+           if spec.extra.get("silent_criteria", {}).get("rubrics") else "")
         + ". No AlpacaEval instruction outside that allowance.",
         *([f"- criteria read by {config['criteria_members']} fits (seeds {config.get('seed')} and up), their "
            "weights averaged before the serving cut"] if config.get("criteria_members", 1) > 1 else []),
