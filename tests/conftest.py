@@ -169,7 +169,7 @@ def random_compositional_crm(root: Path, fits: int = 1, retuned_top: bool = Fals
     term of the score; `fits` criteria fits, each with MiniLM's top layer plus noise as its re-tuned layer when
     `retuned_top`."""
     import torch
-    from crm_core.compositional import member_prefix
+    from crm_core.compositional_heads import member_prefix
     from crm_core.encoder import write_encoder
     from crm_core.properties import NAMES
     from crm_train.compositional.train import save_compositional

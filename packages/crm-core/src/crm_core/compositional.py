@@ -18,9 +18,9 @@
 A pair is judged by `judged_logit`: criteria tune quality, they do not replace it (see there).
 Everything about (q, r) is computed once per response; a new criteria set costs one encoding of each criterion,
 so a leaderboard over every stored response is arithmetic. The folder: crm.json (kind "compositional"), heads
-.safetensors (the small networks, run in NumPy, and the re-tuned layer), encoder/ (MiniLM, float16 weights;
-crm_core.encoder) and, once exported, onnx/ (crm_core.compositional_onnx). With $USL_EMBEDDINGS set to an
-embedding store, response vectors already in it are reused.
+.safetensors (the small networks, run in NumPy by crm_core.compositional_heads, and the re-tuned layer), encoder/
+(MiniLM, float16 weights; crm_core.encoder) and, once exported, onnx/ (crm_core.compositional_onnx). With
+$USL_EMBEDDINGS set to an embedding store, response vectors already in it are reused.
 """
 
 from __future__ import annotations
@@ -30,31 +30,26 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from crm_core.compositional_heads import (
+    CRITERIA_LAYERS,
+    CompositionalHeads,
+    CriteriaSide,
+    ResponseSide,
+    member_params,
+)
 from crm_core.compositional_onnx import OnnxPartsEncoder, has_parts
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder
 from crm_core.model import CRMSpec, Pair, PairScores
 from crm_core.phrasing_memory import PhrasingMemory
-from crm_core.properties import NAMES, measure_many
+from crm_core.properties import measure_many
 from crm_core.reference import IDF_FILE, IdfTable, lexical_similarity, panel_means, panel_similarity, relative_length
 
 HEADS_FILE = "heads.safetensors"
-REFERENCE_WEIGHTS = ("refsim_weight", "lexsim_weight", "length_weight")
-CRITERIA_LAYERS = "criteria_layers."
-MEMBER_KEYS = ("criteria.", "voice_proj", "form_gate.", CRITERIA_LAYERS)  # what each criteria fit has of its own
-
-
-def member_prefix(member: int) -> str:
-    """Where criteria fit `member` keeps its parameters in the heads: the first at the top level (as a CRM with one
-    fit), the others under `member<m>.`."""
-    return f"member{member}." if member else ""
-
-
 SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
@@ -63,27 +58,6 @@ def split_criteria(criteria: Sequence[str], dislikes: Sequence[str] = ()) -> lis
     out = [s.strip() for c in criteria for s in SENTENCE.split(c) if s.strip()]
     out += [f"I dislike {d.strip().rstrip('.')}." for d in dislikes if d.strip()]
     return out
-
-
-def _gelu(x: np.ndarray) -> np.ndarray:
-    return 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x**3)))
-
-
-def mlp(params: dict[str, np.ndarray], prefix: str, x: np.ndarray) -> np.ndarray:
-    """Linear layers `prefix.0`, `prefix.1`, ... with GELU between them (weights (out, in), as torch stores them)."""
-    layer = 0
-    while f"{prefix}.{layer}.weight" in params:
-        if layer:
-            x = _gelu(x)
-        x = x @ params[f"{prefix}.{layer}.weight"].T + params[f"{prefix}.{layer}.bias"]
-        layer += 1
-    return x
-
-
-def quality_input(query_vec: np.ndarray, response_vec: np.ndarray, z: np.ndarray) -> np.ndarray:
-    """The quality network's input rows: response embedding, its product with the query's, scaled properties.
-    Training (crm_train.compositional.train) builds them with this same function."""
-    return np.concatenate([response_vec, query_vec * response_vec, z], axis=1).astype(np.float32)
 
 
 MUST = re.compile(r"\b(must|never|always)\b", re.IGNORECASE)
@@ -108,137 +82,6 @@ def judged_logit(quality_gap: np.ndarray, criteria_gap: np.ndarray, must_gap: np
     comparable = quality_gap - length_slope * length_gap
     fade = np.exp(-np.square(comparable / gate))
     return quality_gap + criteria_gap * np.where(comparable * criteria_gap >= 0, 1.0, fade) + must_gap
-
-
-@dataclass
-class ResponseSide:
-    """Everything the score needs from a set of responses, criteria-free: computed once per bench."""
-
-    z: np.ndarray  # (n, K) properties / spread (not centred)
-    quality: np.ndarray  # (n,)
-    voice: np.ndarray  # (n, R) projected embeddings
-
-    def log_words(self, spread: np.ndarray) -> np.ndarray:
-        """log2(1 + words) of each response (the words property, unscaled): what judged_logit's length gap reads."""
-        words = NAMES.index("words")
-        return self.z[:, words] * float(spread[words])
-
-
-@dataclass
-class CriteriaSide:
-    """What a criteria set contributes: weights per property and the voice vector."""
-
-    weights: np.ndarray  # (K,)
-    voice: np.ndarray  # (R,)
-
-    def explain(self, top: int = 5, threshold: float = 0.25) -> list[tuple[str, float]]:
-        """The largest property weights, e.g. [("emoji", -2.1), ("headings", 0.4)]."""
-        order = np.argsort(-np.abs(self.weights))[:top]
-        return [(NAMES[k], round(float(self.weights[k]), 2)) for k in order if abs(self.weights[k]) >= threshold]
-
-
-class CompositionalHeads:
-    """The small networks of the CRM, in NumPy: quality, criteria weights and voice.
-
-    Two serving settings (the fitting config's `weight_threshold` and `voice_threshold`) keep a criterion from
-    moving what it does not speak about: each criterion's property weights are soft-thresholded (|w| - threshold,
-    0 below it: the small weights a sentence gives properties it never mentions go), and so is the length of its
-    voice vector (a domain or tone criterion has a voice ten times longer than a general one such as "I'm a nurse").
-    Heads fitted with a form gate (`form_gate.*`) also drop all property weights of a criterion whose gate logit is
-    below `gate_cut`: one the gate reads as general (who the user is, what it is for, "be accurate").
-    `weight_scale` multiplies the property weights that survive: how far a typed criterion may outweigh quality.
-
-    Heads may hold several criteria fits (`member_prefix`), each with its own head, gate, voice projection and
-    re-tuned layer: their raw weights and gate logits are averaged before the cut, so a weight that one fit gives
-    by chance and the others do not falls under it; their voices stand side by side (`rank` is the sum), each
-    counted 1 / members.
-
-    With a `memory` (crm_core.phrasing_memory), a criterion whose sentence embedding sits among training
-    phrasings that agree on one property weighs that property, where the readers weigh another one most.
-
-    `soft_strength` (with a memory, which knows how the readers weigh training phrasings of each property) sets
-    how much a soft criterion weighs: the reader says what a sentence asks for and which way, and its strongest
-    weight becomes soft_strength x the readers' weight for training phrasings of that property and direction, so
-    "Terse answers only." and "I want compact replies." count the same. A reading weaker than `lift_from` is left
-    as it is (a stray weight is not made strong). 0: as read.
-    """
-
-    def __init__(self, params: dict[str, np.ndarray], weight_threshold: float = 0.0, voice_threshold: float = 0.0,
-                 gate_cut: float = 0.0, weight_scale: float = 1.0, memory: PhrasingMemory | None = None,
-                 soft_strength: float = 0.0, lift_from: float = 0.0):  # fmt: skip
-        self.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items() if CRITERIA_LAYERS not in k}
-        self.members = [member_params(self.params, m) for m in range(count_members(self.params))]
-        self.spread = self.params["spread"]
-        self.rank = sum(m["voice_proj"].shape[0] for m in self.members)
-        self.weight_threshold, self.voice_threshold = float(weight_threshold), float(voice_threshold)
-        self.gate_cut, self.weight_scale = float(gate_cut), float(weight_scale)
-        self.memory = memory
-        self.soft_strength, self.lift_from = float(soft_strength), float(lift_from)
-        # the reference signals' weights: fitted ones from the heads, unless crm.json gives others
-        self.reference_weights = {k: float(self.params[k][0]) for k in REFERENCE_WEIGHTS if k in self.params}
-
-    def response_side(self, query_vec: np.ndarray, response_vec: np.ndarray, phi: np.ndarray,
-                      refsim: np.ndarray | None = None, lexsim: np.ndarray | None = None,
-                      rel_length: np.ndarray | None = None) -> ResponseSide:  # fmt: skip
-        """`refsim`, `lexsim`, `rel_length`: the reference-guided signals (0 where a response has no reference);
-        each weighs in with the heads' weight for it (`reference_weights` replaces those)."""
-        z = (phi / self.spread).astype(np.float32)
-        quality = mlp(self.params, "quality", quality_input(query_vec, response_vec, z))[:, 0]
-        for signal, name in ((refsim, "refsim_weight"), (lexsim, "lexsim_weight"), (rel_length, "length_weight")):
-            weight = self.reference_weights.get(name)
-            if signal is not None and weight is not None:
-                quality = quality + weight * signal
-        voice = np.concatenate([response_vec @ m["voice_proj"].T for m in self.members], axis=1)
-        return ResponseSide(z, quality.astype(np.float64), voice)
-
-    def criteria_side(self, criteria_vecs: np.ndarray | Sequence[np.ndarray], sentence_vecs: np.ndarray | None = None,
-                      soft: bool = False) -> CriteriaSide:  # fmt: skip
-        """`criteria_vecs`: (criteria, 384) embeddings, one array per member (one array alone for one member), each
-        from that member's criteria encoder; `sentence_vecs`: (criteria, 384) the response encoder's embeddings of
-        the same sentences, which the memory reads (ignored without one); `soft`: the sentences are soft criteria,
-        weighed at `soft_strength`."""
-        per_member = [criteria_vecs] if isinstance(criteria_vecs, np.ndarray) else list(criteria_vecs)
-        if len(per_member) != len(self.members):
-            raise ValueError(f"the heads hold {len(self.members)} criteria fits; got embeddings for {len(per_member)}")
-        k = len(self.spread)
-        if not len(per_member[0]):
-            return CriteriaSide(np.zeros(k, np.float32), np.zeros(self.rank, np.float32))
-        outs = [mlp(m, "criteria", vecs) for m, vecs in zip(self.members, per_member, strict=True)]
-        raw = np.mean([out[:, :k] for out in outs], axis=0)  # one row per criterion
-        weights = np.sign(raw) * np.maximum(np.abs(raw) - self.weight_threshold, 0.0) * self.weight_scale
-        if "form_gate.0.weight" in self.members[0]:  # a criterion the gate reads as general moves no property
-            logit = np.mean([mlp(m, "form_gate", v) for m, v in zip(self.members, per_member, strict=True)], axis=0)
-            weights = weights * (logit >= self.gate_cut)
-        if self.memory is not None and sentence_vecs is not None:
-            weights = np.stack([self.memory.override(w, v) for w, v in zip(weights, sentence_vecs, strict=True)])
-        if soft and self.memory is not None and self.soft_strength > 0:
-            weights = np.stack([self.memory.at_strength(w, self.soft_strength, self.lift_from) for w in weights])
-        voices = []
-        for out in outs:
-            length = np.linalg.norm(out[:, k:], axis=1, keepdims=True)
-            voices.append(out[:, k:] * np.maximum(length - self.voice_threshold, 0.0) / np.maximum(length, 1e-12))
-        voice = np.concatenate(voices, axis=1).sum(axis=0) / len(self.members)
-        return CriteriaSide(weights.sum(axis=0), voice)
-
-    @staticmethod
-    def scores(side: ResponseSide, crit: CriteriaSide, with_quality: bool = True) -> np.ndarray:
-        score = side.z @ crit.weights + side.voice @ crit.voice
-        return score + side.quality if with_quality else score.astype(np.float64)
-
-
-def count_members(params: dict[str, np.ndarray]) -> int:
-    """How many criteria fits the heads hold (1 for heads made before there could be more)."""
-    n = 1
-    while f"{member_prefix(n)}voice_proj" in params:
-        n += 1
-    return n
-
-
-def member_params(params: dict[str, np.ndarray], member: int) -> dict[str, np.ndarray]:
-    """Criteria fit `member`'s own parameters, named as in a CRM with one fit."""
-    prefix = member_prefix(member)
-    return {k.removeprefix(prefix): v for k, v in params.items()
-            if k.startswith(prefix) and k.removeprefix(prefix).startswith(MEMBER_KEYS)}  # fmt: skip
 
 
 def criteria_encoder(encoder: TextEncoder, params: dict[str, np.ndarray]) -> TextEncoder:

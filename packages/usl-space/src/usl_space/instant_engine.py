@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, ClassVar, cast
 
 import numpy as np
-from crm_core.compositional import CompositionalScorer, CriteriaSide, ResponseSide
+from crm_core.compositional import CompositionalScorer
+from crm_core.compositional_heads import CriteriaSide, ResponseSide
 from crm_core.paths import cache_dir
 
 from usl_space.board import Leaderboard, gated_matrices

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 from crm_core.atomic import atomic_file
-from crm_core.compositional import CompositionalScorer, ResponseSide
+from crm_core.compositional import CompositionalScorer
+from crm_core.compositional_heads import ResponseSide
 
 from usl_space.instant import panels_of
 from usl_space.progress import Progress

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 from crm_core.atomic import atomic_file
-from crm_core.compositional import CriteriaSide, ResponseSide
+from crm_core.compositional_heads import CriteriaSide, ResponseSide
 
 PROFILE_VERSION = 1
 MAX_LINK_TOKEN = 8000  # characters of a share link's profile (browsers and proxies cut URLs near 8 KB)

@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from crm_core.compositional import CompositionalHeads, CompositionalScorer, CriteriaSide, ResponseSide
+from crm_core.compositional import CompositionalScorer
+from crm_core.compositional_heads import CompositionalHeads, CriteriaSide, ResponseSide
 from crm_core.encoder import EmbeddingStore
 from crm_core.properties import NAMES
 

@@ -27,13 +27,8 @@ from pathlib import Path
 import numpy as np
 import torch
 from crm_core.atomic import atomic_dir
-from crm_core.compositional import (
-    CRITERIA_LAYERS,
-    HEADS_FILE,
-    member_prefix,
-    quality_input,
-    split_criteria,
-)
+from crm_core.compositional import HEADS_FILE, split_criteria
+from crm_core.compositional_heads import CRITERIA_LAYERS, member_prefix, quality_input
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder, make_lean, write_encoder
 from crm_core.model import CRMSpec
 from crm_core.properties import NAMES
@@ -310,7 +305,7 @@ def criteria_params(net, encoder, config: CompositionalConfig) -> dict[str, torc
 
 def linear_params(sequential: torch.nn.Sequential, prefix: str) -> dict[str, torch.Tensor]:
     """The Linear layers of `sequential` as prefix.0.weight, prefix.0.bias, prefix.1.weight, ... (what
-    crm_core.compositional.mlp runs, with GELU between them)."""
+    crm_core.compositional_heads.mlp runs, with GELU between them)."""
     linears = [m for m in sequential if isinstance(m, torch.nn.Linear)]
     return {
         f"{prefix}.{i}.{name}": getattr(m, name).detach() for i, m in enumerate(linears) for name in ("weight", "bias")
