@@ -49,7 +49,7 @@ DSP_TRAIN = {
                    "Write poetically.", "I love lyrical, literary prose.", "Use vivid, artistic language.",
                    "make it sound like a novel", "Write like a poet.", "I like rich, expressive storytelling."],
 }  # fmt: skip
-# More domain phrasings (config wide_dsp), written apart from DSP_VALIDATION and DSP_DEVELOPMENT
+# More domain phrasings (trained on since the wide_dsp fit), written apart from DSP_VALIDATION and DSP_DEVELOPMENT
 WIDE_DSP = {
     "academy": ["Answer as an academic paper would.", "I'm after a formal, academic treatment.",
                 "Cite the theory and define your terms, like a lecturer.", "Make it sound like a university lecture.",
