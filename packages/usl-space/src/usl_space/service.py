@@ -178,8 +178,9 @@ class AppService:
             chosen.append(self.engine.baseline)
         if not chosen:
             raise gr.Error("select at least one model")
+        other = baseline if baseline != self.engine.baseline else None  # the bench's own: one memo key, not two
         return checked(criteria, dislikes, query_ids=self.selected_ids(topics, free_text or ""), models=chosen,
-                       baseline=baseline, n_queries=int(n_queries) if n_queries else None)  # fmt: skip
+                       baseline=other, n_queries=int(n_queries) if n_queries else None)  # fmt: skip
 
     def run(self, eng: Engine, request: RankRequest, what: str, should_stop=None, started=None):
         try:  # the engine checks the models before it scores anything
