@@ -361,6 +361,29 @@ def test_view_memo_keeps_the_latest_views_for_a_while_and_job_folders_are_pruned
     assert recent.is_dir() and not old.exists() and app.job_folder(tmp_path) != recent
 
 
+def test_customize_controls_become_one_checked_request(tiny_qwen_crm):
+    """The form's controls are one RankRequest (what the app memoizes by): cleaned criteria, the selected queries,
+    the bench's own baseline kept as a row under another one, and what is wrong said to the visitor."""
+    import gradio as gr
+    from crm_core.loader import load_crm
+    from usl_space.service import AppService
+
+    bench = toy_bench()
+    svc = AppService(make_engine(bench, load_crm(tiny_qwen_crm), ScoreCache(":memory:"), toy_topics(bench)))
+    base, every = svc.engine.baseline, svc.topic_names
+    asked = svc.form_request(every, "", " Be  brief. \n", "", base, ["m1"], 4)
+    assert asked == svc.form_request(every, "", "Be brief.", None, None, ["m1"], 4)  # one board, one memo key
+    assert (asked.criteria, asked.baseline, asked.query_ids, asked.models) == (("Be brief.",), None, None, ("m1",))
+    other = svc.form_request(every[:1], "", "", "", "m2", ["m1"], None)
+    assert other.baseline == "m2" and other.models == ("m1", base) and other.query_ids == tuple(range(N_QUERIES // 2))
+    with pytest.raises(gr.Error, match="select at least one model"):
+        svc.form_request(every, "", "", "", base, [], None)
+    with pytest.raises(gr.Error, match="no topic is ticked"):
+        svc.form_request([], "", "", "", base, ["m1"], None)
+    with pytest.raises(gr.Error, match="at most 300 characters"):
+        svc.form_request(every, "", "x" * 301, "", base, ["m1"], None)
+
+
 class SlowSides:
     """The shipped compositional CRM, taking `seconds` longer per batch of responses it encodes, as a whole bench
     or a big upload does on a CPU: time to see the progress and press Stop."""
