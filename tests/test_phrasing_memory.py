@@ -112,7 +112,8 @@ def test_a_built_memory_is_served_and_changes_the_checkpoint_identity(tmp_path):
 def test_a_soft_criterion_weighs_the_same_whatever_its_wording_and_a_must_counts_as_read(tmp_path):
     """soft_strength: the strongest weight of a soft criterion becomes soft_strength x the readers' weight for
     training phrasings of that property and direction (the memory's magnitude), the others in proportion; a reading
-    weaker than lift_from is not lifted; a must sentence counts as read."""
+    weaker than lift_from, or spread over several properties (lift_share), is not lifted; a must sentence counts
+    as read."""
     from crm_core.compositional import CompositionalScorer
 
     scorer = CompositionalScorer(random_compositional_crm(tmp_path / "c"))
@@ -128,12 +129,23 @@ def test_a_soft_criterion_weighs_the_same_whatever_its_wording_and_a_must_counts
     texts = ["Keep it brief.", "Never use emojis."]
     read = [scorer.criteria_side([t]).weights for t in texts]
     assert np.abs(read[0]).max() > 0  # the random heads read something: there is a strength to set
-    heads.soft_strength, heads.lift_from = 0.6, 0.0  # served: every soft reading set to the strength
+    heads.soft_strength, heads.lift_from, heads.lift_share = 0.6, 0.0, 0.0  # every soft reading set to the strength
     memory = heads.memory
     shrunk = memory.at_strength(strong, 0.6, 0.5)
     assert shrunk[WORDS] == pytest.approx(-0.6 * 2.5) and shrunk[EMOJI] == pytest.approx(0.7 * 1.5 / 3.5)
     assert memory.at_strength(weak, 0.6, 0.5)[WORDS] == pytest.approx(-1.5)  # lifted
     assert np.array_equal(memory.at_strength(stray, 0.6, 0.5), stray)  # a stray weight stays weak
+    diffuse = np.zeros(K, np.float32)
+    diffuse[WORDS], diffuse[EMOJI] = 0.8, 0.7  # the reader unsure what the sentence asks for
+    assert memory.at_strength(diffuse, 0.6, 0.5)[WORDS] == pytest.approx(0.6 * 3.0)  # lifted without a share
+    assert np.array_equal(memory.at_strength(diffuse, 0.6, 0.5, 0.7), diffuse)  # 0.8 / 1.5 < 0.7: left as read
+    assert memory.at_strength(strong, 0.6, 0.5, 0.7)[WORDS] == pytest.approx(-1.5)  # a cap applies whatever the share
+    assert memory.at_strength(weak, 0.6, 0.5, 0.7)[WORDS] == pytest.approx(-1.5)  # one property: share 1
+    # what the app tells a visitor: the readings left as read are unsure, the same before and after at_strength
+    assert memory.unsure(diffuse, 0.6, 0.5, 0.7) and memory.unsure(stray, 0.6, 0.5)
+    assert not memory.unsure(weak, 0.6, 0.5, 0.7) and not memory.unsure(strong, 0.6, 0.5, 0.7)
+    assert not memory.unsure(memory.at_strength(weak, 0.6, 0.5, 0.7), 0.6, 0.5, 0.7)
+    assert not memory.unsure(np.zeros(K, np.float32), 0.6, 0.5, 0.7)  # nothing read: not unsure, unread
     soft, must = (scorer.criteria_side([t]).weights for t in texts)
     assert np.allclose(must, read[1])  # "never": a hard requirement, as read
     k = int(np.argmax(np.abs(read[0])))

@@ -118,6 +118,7 @@ class CompositionalScorer:
             PhrasingMemory.load(self.folder),
             serving.get("soft_strength", 0.0),
             serving.get("lift_from", 0.0),
+            serving.get("lift_share", 0.0),
         )
         self.heads.reference_weights.update(self.spec.extra.get("reference_weights", {}))
         self.quality_gate = float(serving.get("quality_gate", 0.0))  # judged_logit's gate (0: criteria add up)

@@ -99,13 +99,14 @@ class CompositionalHeads:
     `soft_strength` (with a memory, which knows how the readers weigh training phrasings of each property) sets
     how much a soft criterion weighs: the reader says what a sentence asks for and which way, and its strongest
     weight becomes soft_strength x the readers' weight for training phrasings of that property and direction, so
-    "Terse answers only." and "I want compact replies." count the same. A reading weaker than `lift_from` is left
-    as it is (a stray weight is not made strong). 0: as read.
+    "Terse answers only." and "I want compact replies." count the same. A reading weaker than `lift_from`, or whose
+    strongest weight holds less than `lift_share` of its total, is not lifted (a stray or diffuse weight is not made
+    strong). 0: as read.
     """
 
     def __init__(self, params: dict[str, np.ndarray], weight_threshold: float = 0.0, voice_threshold: float = 0.0,
                  gate_cut: float = 0.0, weight_scale: float = 1.0, memory: PhrasingMemory | None = None,
-                 soft_strength: float = 0.0, lift_from: float = 0.0):  # fmt: skip
+                 soft_strength: float = 0.0, lift_from: float = 0.0, lift_share: float = 0.0):  # fmt: skip
         self.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items() if CRITERIA_LAYERS not in k}
         self.members = [member_params(self.params, m) for m in range(count_members(self.params))]
         self.spread = self.params["spread"]
@@ -113,7 +114,7 @@ class CompositionalHeads:
         self.weight_threshold, self.voice_threshold = float(weight_threshold), float(voice_threshold)
         self.gate_cut, self.weight_scale = float(gate_cut), float(weight_scale)
         self.memory = memory
-        self.soft_strength, self.lift_from = float(soft_strength), float(lift_from)
+        self.soft_strength, self.lift_from, self.lift_share = float(soft_strength), float(lift_from), float(lift_share)
         # the reference signals' weights: fitted ones from the heads, unless crm.json gives others
         self.reference_weights = {k: float(self.params[k][0]) for k in REFERENCE_WEIGHTS if k in self.params}
 
@@ -152,13 +153,21 @@ class CompositionalHeads:
         if self.memory is not None and sentence_vecs is not None:
             weights = np.stack([self.memory.override(w, v) for w, v in zip(weights, sentence_vecs, strict=True)])
         if soft and self.memory is not None and self.soft_strength > 0:
-            weights = np.stack([self.memory.at_strength(w, self.soft_strength, self.lift_from) for w in weights])
+            weights = np.stack([self.memory.at_strength(w, self.soft_strength, self.lift_from, self.lift_share)
+                                for w in weights])  # fmt: skip
         voices = []
         for out in outs:
             length = np.linalg.norm(out[:, k:], axis=1, keepdims=True)
             voices.append(out[:, k:] * np.maximum(length - self.voice_threshold, 0.0) / np.maximum(length, 1e-12))
         voice = np.concatenate(voices, axis=1).sum(axis=0) / len(self.members)
         return CriteriaSide(weights.sum(axis=0), voice)
+
+    def unsure(self, soft_weights: np.ndarray) -> bool:
+        """A soft sentence's served weights that were left as read because the reading was weak or spread over
+        several properties (PhrasingMemory.unsure): it counts only weakly; False when no strength is set."""
+        if self.memory is None or self.soft_strength <= 0:
+            return False
+        return self.memory.unsure(soft_weights, self.soft_strength, self.lift_from, self.lift_share)
 
     @staticmethod
     def scores(side: ResponseSide, crit: CriteriaSide, with_quality: bool = True) -> np.ndarray:

@@ -77,19 +77,31 @@ class PhrasingMemory:
         out[prop] = sign * self.magnitude[prop, int(sign > 0)]
         return out
 
-    def at_strength(self, weights: np.ndarray, strength: float, lift_from: float = 0.0) -> np.ndarray:
+    def at_strength(self, weights: np.ndarray, strength: float, lift_from: float = 0.0,
+                    lift_share: float = 0.0) -> np.ndarray:  # fmt: skip
         """One criterion's property weights, scaled so that the strongest is `strength` x the readers' weight for
         training phrasings of its property and direction (`magnitude`), the others in proportion: how much a soft
-        criterion weighs is then one setting, not an accident of wording. A reading weaker than `lift_from` that
-        would be lifted is left as it is (a stray weight is not made strong)."""
+        criterion weighs is then one setting, not an accident of wording. An `unsure` reading is left as read."""
+        if self.unsure(weights, strength, lift_from, lift_share):
+            return weights
         strongest = int(np.argmax(np.abs(weights)))
-        read = abs(float(weights[strongest]))
-        if read == 0:
-            return weights
-        target = strength * float(self.magnitude[strongest, int(weights[strongest] > 0)])
-        if read < target and read < lift_from:
-            return weights
-        return weights * (target / read)
+        return weights * (self._target(weights, strength) / abs(float(weights[strongest])))
+
+    def unsure(self, weights: np.ndarray, strength: float, lift_from: float = 0.0, lift_share: float = 0.0) -> bool:
+        """A reading that `at_strength` would lift, were it sure of itself: its strongest weight under the strength
+        and under `lift_from`, or under `lift_share` of its total weight (a stray weight, or one spread over several
+        properties: "A thorough, blow-by-blow treatment" read as refusal 0.65, apology 0.45, summary 0.4 must not
+        become refusal 3). No reading at all is not unsure. The same answer for a reading and for what
+        `at_strength` makes of it, so the app can tell a visitor which sentences count only weakly."""
+        magnitudes = np.abs(weights)
+        read = float(magnitudes.max()) if len(magnitudes) else 0.0
+        if read == 0 or read >= self._target(weights, strength) - 1e-6:
+            return False
+        return read < lift_from or read < lift_share * float(magnitudes.sum())
+
+    def _target(self, weights: np.ndarray, strength: float) -> float:
+        strongest = int(np.argmax(np.abs(weights)))
+        return strength * float(self.magnitude[strongest, int(weights[strongest] > 0)])
 
     def save(self, folder: str | Path) -> Path:
         """Written whole or not at all (a temporary file, then renamed)."""

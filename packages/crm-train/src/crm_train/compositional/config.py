@@ -121,3 +121,8 @@ class CompositionalConfig:
     lift_from: float = _f(
         0.5, "when serving: a soft reading weaker than this is not lifted to soft_strength (a stray weight stays weak)"
     )
+    lift_share: float = _f(
+        0.6,
+        "when serving: a soft reading whose strongest weight holds less than this share of its total weight is not "
+        "lifted to soft_strength (the reader unsure what the sentence asks for; chosen on development data)",
+    )

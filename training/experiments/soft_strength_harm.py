@@ -1,0 +1,77 @@
+"""What the soft strength does to phrasings the readers misread: how often a served reading puts a strong weight
+on a property the sentence does not ask for, under each (soft_strength, lift_from, lift_share) setting.
+
+For every phrasing of the development banks (crm_train.compositional.phrasings, never trained on; `--validation`
+adds the validation bank, for reporting once a choice is made) the shipped readers' weights and the sentence
+embedding are taken once; then, as crm_core.compositional_heads serves one soft sentence, the phrasing memory's
+override and `at_strength` are applied under each setting. Reported per bank: phrasings with a weight of at least 1
+on another property than theirs ("harm": e.g. "A thorough, blow-by-blow treatment would be welcome." read as
+refusal 0.65, apology 0.45, summary 0.4 and lifted to refusal 3.1), the total weight on other properties, and the
+median weight on the asked property where it points the right way (what the lift is for). The boards' side of the
+choice is benchmarks/judge_report.py --gate (docs/experiments.md).
+
+    uv run python training/experiments/soft_strength_harm.py --output \\
+        training/experiments/results/soft_strength_harm.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+SETTINGS = [(0.0, 0.0, 0.0), (0.6, 0.5, 0.0), (0.6, 1.0, 0.0), (0.6, 0.5, 0.5), (0.6, 0.5, 0.6), (0.6, 0.5, 0.7),
+            (0.6, 0.5, 0.8)]  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    from crm_core.compositional import CompositionalScorer
+    from crm_core.properties import NAMES
+    from crm_train.compositional import phrasings as P
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", type=Path, default=Path("space/models/crm-compositional"),
+                        help="a compositional CRM folder with its phrasing memory")  # fmt: skip
+    parser.add_argument("--validation", action="store_true", help="also report the validation bank")
+    parser.add_argument("--output", type=Path, help="write the results as JSON here")
+    args = parser.parse_args(argv)
+
+    scorer = CompositionalScorer(args.model, backend="auto")
+    memory = scorer.heads.memory
+    if memory is None:
+        parser.error(f"{args.model} has no phrasing memory; build it: python -m crm_train.compositional.memory")
+    scorer.heads.memory = None  # the readers' own weights; the memory is applied below, as the heads apply it
+    banks = {"development": P.development_bank() + P.second_development_bank()}
+    if args.validation:
+        banks["validation"] = P.validation_bank()
+    read = {name: [(scorer.criteria_side([p.text]).weights, scorer.encoder.encode([p.text])[0], NAMES.index(p.prop),
+                    p.sign) for p in bank] for name, bank in banks.items()}  # fmt: skip
+    results = []
+    for strength, lift_from, lift_share in SETTINGS:
+        row: dict = {"soft_strength": strength, "lift_from": lift_from, "lift_share": lift_share}
+        for name, rows in read.items():
+            harm, other, right = 0, 0.0, []
+            for weights, vector, prop, sign in rows:
+                served = memory.override(weights, vector)
+                if strength > 0:
+                    served = memory.at_strength(served, strength, lift_from, lift_share)
+                elsewhere = np.abs(np.delete(served, prop))
+                harm += int(elsewhere.max() >= 1.0)
+                other += float(elsewhere.sum())
+                if np.sign(served[prop]) == sign:
+                    right.append(abs(float(served[prop])))
+            row[name] = {"phrasings": len(rows), "strong_weight_elsewhere": harm,
+                         "weight_elsewhere": round(other, 1), "right_direction": len(right),
+                         "median_right_weight": round(float(np.median(right)), 2)}  # fmt: skip
+        results.append(row)
+        print(json.dumps(row))
+    if args.output:
+        args.output.write_text(json.dumps({"model": str(args.model), "results": results}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
