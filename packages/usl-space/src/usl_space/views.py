@@ -143,7 +143,8 @@ MEASURED = (
 def reading(engine: Engine, criteria: list[str], dislikes: list[str]) -> str:
     """How a compositional CRM read the criteria: its largest property weights ("emoji -2.1 · headings +0.4"),
     so a visitor can check it understood, and, plainly, each criterion it could not read at all (the board
-    ignores those). Visitor text is shown only through `as_text`."""
+    ignores those) and each soft one it is unsure of (read weakly or spread over several properties: it counts
+    only as read, not at the soft strength). Visitor text is shown only through `as_text`."""
     if not isinstance(engine, InstantEngine) or not (criteria or dislikes):
         return ""
     from crm_core.compositional import split_criteria
@@ -151,16 +152,26 @@ def reading(engine: Engine, criteria: list[str], dislikes: list[str]) -> str:
     read = engine.compositional.criteria_side(criteria, dislikes).explain()
     text = "\n\nRead your criteria as: " + (" · ".join(f"{name} {weight:+.1f}" for name, weight in read)
                                              if read else "no measured property (tone and content only)")  # fmt: skip
-    ignored = []
+    ignored, weak = [], []
     for sentence in split_criteria(criteria, dislikes):
-        side = engine.compositional.criteria_side([sentence])
-        if not side.explain() and not side.voice.any():  # no weight of 0.25 or more, no voice
-            ignored.append(sentence)
+        soft, must = engine.compositional.criteria_sides([sentence])  # one sentence: one of the two is empty
+        if not soft.explain() + must.explain() and not (soft.voice.any() or must.voice.any()):
+            ignored.append(sentence)  # no weight of 0.25 or more, no voice
+        elif engine.compositional.heads.unsure(soft.weights) and soft.explain():
+            weak.append((sentence, soft.explain(top=3)))
     for sentence in ignored:
-        short = sentence if len(sentence) <= 80 else sentence[:77] + "..."
-        text += (f"\n\nI could not read “{as_text(short)}” as anything I measure, so the board below (nearly) "
-                 f"ignores it. I measure {MEASURED}; tone and domain count through the answers' voice.")  # fmt: skip
+        text += (f"\n\nI could not read “{as_text(clipped(sentence))}” as anything I measure, so the board "
+                 f"below (nearly) ignores it. I measure {MEASURED}; tone and domain count through the answers' "
+                 "voice.")  # fmt: skip
+    for sentence, read in weak:
+        guess = " · ".join(f"{name} {weight:+.1f}" for name, weight in read)
+        text += (f"\n\nI am unsure what “{as_text(clipped(sentence))}” asks for (I read {guess}), so it counts "
+                 "only weakly. Saying it plainly helps, e.g. “Keep it brief.” or “I like tables.”")  # fmt: skip
     return text
+
+
+def clipped(sentence: str, limit: int = 80) -> str:
+    return sentence if len(sentence) <= limit else sentence[: limit - 3] + "..."
 
 
 def crm_label(scorer) -> str:
