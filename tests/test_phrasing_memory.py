@@ -145,7 +145,9 @@ def test_a_soft_criterion_weighs_the_same_whatever_its_wording_and_a_must_counts
     assert memory.unsure(diffuse, 0.6, 0.5, 0.7) and memory.unsure(stray, 0.6, 0.5)
     assert not memory.unsure(weak, 0.6, 0.5, 0.7) and not memory.unsure(strong, 0.6, 0.5, 0.7)
     assert not memory.unsure(memory.at_strength(weak, 0.6, 0.5, 0.7), 0.6, 0.5, 0.7)
-    assert not memory.unsure(np.zeros(K, np.float32), 0.6, 0.5, 0.7)  # nothing read: not unsure, unread
+    nothing = np.zeros(K, np.float32)
+    assert not memory.unsure(nothing, 0.6, 0.5, 0.7)  # nothing read: not unsure, unread
+    assert np.array_equal(memory.at_strength(nothing, 0.6, 0.5, 0.7), nothing)
     soft, must = (scorer.criteria_side([t]).weights for t in texts)
     assert np.allclose(must, read[1])  # "never": a hard requirement, as read
     k = int(np.argmax(np.abs(read[0])))

@@ -82,10 +82,10 @@ class PhrasingMemory:
         """One criterion's property weights, scaled so that the strongest is `strength` x the readers' weight for
         training phrasings of its property and direction (`magnitude`), the others in proportion: how much a soft
         criterion weighs is then one setting, not an accident of wording. An `unsure` reading is left as read."""
-        if self.unsure(weights, strength, lift_from, lift_share):
+        read = float(np.abs(weights).max()) if len(weights) else 0.0
+        if read == 0 or self.unsure(weights, strength, lift_from, lift_share):
             return weights
-        strongest = int(np.argmax(np.abs(weights)))
-        return weights * (self._target(weights, strength) / abs(float(weights[strongest])))
+        return weights * (self._target(weights, strength) / read)
 
     def unsure(self, weights: np.ndarray, strength: float, lift_from: float = 0.0, lift_share: float = 0.0) -> bool:
         """A reading that `at_strength` would lift, were it sure of itself: its strongest weight under the strength
