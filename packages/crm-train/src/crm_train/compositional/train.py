@@ -360,7 +360,9 @@ def model_card(spec: CRMSpec) -> str:
         f"{config.get('gate_length_slope', 0)}): a soft criterion fades where it would make the clearly worse answer "
         "win; a sentence with must / never / always counts in full"
         + (f"; a soft criterion's strongest weight is {config['soft_strength']} x the readers' weight for training "
-           "phrasings of its property, however it is worded" if config.get("soft_strength") else ""),
+           "phrasings of its property, however it is worded, when the reading is sure of itself (its strongest "
+           f"weight at least {config.get('lift_from', 0)} and {config.get('lift_share', 0)} of the reading's total)"
+           if config.get("soft_strength") else ""),
         "- limits: properties (crm_core/properties.py) and, where a bench has the panel's answers, the lexical and "
         "length reference signals (crm_core/reference.py, IDF table in reference_idf.json) are measured by code "
         f"over the whole text; voice and the quality network read the first {spec.max_length} tokens only.",
