@@ -138,3 +138,14 @@ def test_few_queries_give_no_false_certainty():
 
     stats = intervals(np.ones((3, 2)), samples=200)  # 3 wins of 3: the bootstrap alone says "100 - 100"
     assert stats.ci_high[0] == 1.0 and stats.ci_low[0] < 0.4
+
+
+def test_quantile_is_nanquantile_with_or_without_missing_draws():
+    """stats.quantile takes np.quantile's fast path only where nothing is missing; the answer is nanquantile's."""
+    from usl_space.stats import quantile
+
+    draws = np.random.default_rng(0).normal(size=(300, 4, 4))
+    assert np.allclose(quantile(draws, 0.025), np.nanquantile(draws, 0.025, axis=0))
+    draws[5, 1, 2] = draws[7, 0, 0] = np.nan  # a model without answers in a resample
+    got, want = quantile(draws, [0.025, 0.975]), np.nanquantile(draws, [0.025, 0.975], axis=0)
+    assert np.allclose(got, want) and not np.isnan(got).any()

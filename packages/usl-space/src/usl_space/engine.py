@@ -62,6 +62,7 @@ class Engine:
         # CRM, discrete (ties 1/2) for a cross-encoder, whichever path runs it
         self.weighted = scorer.spec.instant
         self._word_counts: dict[str, int] = {}  # by text, shared by the copies
+        self._last_words: tuple[tuple, np.ndarray] | None = None
 
     # -- what a path provides ---------------------------------------------------------------------------------
     def _boards(self, criteria: list[str], dislikes: list[str], ordered: list[int], models: list[str],
@@ -151,13 +152,21 @@ class Engine:
                            "weighted" if self.weighted else "discrete")  # fmt: skip
 
     def words(self, ids: Sequence[int], models: Sequence[str]) -> np.ndarray:
-        """Word counts of the responses, queries x models (0 where there is none); counted once per text."""
-        counts = self._word_counts
-        for key in ((i, m) for i in ids for m in models):
-            text = self.output.get(key)
-            if text is not None and text not in counts:
-                counts[text] = len(text.split())
-        return np.array([[counts.get(self.output.get((i, m), ""), 0) for m in models] for i in ids], dtype=float)
+        """Word counts of the responses, queries x models (0 where there is none): each text counted once, the
+        last matrix kept (a new criteria set over the same queries and models reuses it)."""
+        key = (tuple(ids), tuple(models))
+        last = self._last_words  # (key, matrix), replaced whole: safe to share between threads
+        if last is None or last[0] != key:
+            counts, matrix = self._word_counts, np.zeros((len(ids), len(models)))
+            for row, i in enumerate(ids):
+                for column, m in enumerate(models):
+                    text = self.output.get((i, m))
+                    if text is not None:
+                        if text not in counts:
+                            counts[text] = len(text.split())
+                        matrix[row, column] = counts[text]
+            last = self._last_words = (key, matrix)
+        return last[1]
 
     # -- requests ---------------------------------------------------------------------------------------------
     def _request(self, criteria, dislikes, models) -> tuple[list[str], list[str], list[str]]:

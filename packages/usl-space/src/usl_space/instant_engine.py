@@ -64,7 +64,10 @@ class InstantEngine(Engine):
             return self._table
 
     def warm(self, progress: bool = False) -> None:
+        """The response side, and the word counts every board's LC and length columns read (criteria-free: 0.6 s
+        of a first board on 2 cores otherwise)."""
         self.response_table(progress)
+        self.words(self.order(None, 0), self.models)
 
     @property
     def table_ready(self) -> bool:

@@ -63,7 +63,7 @@ def win_rate_intervals(outcomes: np.ndarray, samples: int = 1000, seed: int = 0,
     boot = bootstrap_win_rates(outcomes, samples, seed)
     tail = (1 - level) / 2
     with np.errstate(invalid="ignore"):
-        low, high = np.nanquantile(boot, [tail, 1 - tail], axis=0) if len(boot) else (rates, rates)
+        low, high = quantile(boot, [tail, 1 - tail]) if len(boot) else (rates, rates)
     exact_low, exact_high = exact_bounds(rates, (~np.isnan(outcomes)).sum(axis=0), level)
     return rates, np.fmin(low, exact_low), np.fmax(high, exact_high), boot
 
@@ -83,12 +83,18 @@ def exact_bounds(rates: np.ndarray, n: np.ndarray, level: float = 0.95) -> tuple
     return np.where(missing, np.nan, low), np.where(missing, np.nan, high)
 
 
+def quantile(values: np.ndarray, q: float | list[float]) -> np.ndarray:
+    """np.nanquantile over axis 0, at np.quantile's speed where nothing is missing (nanquantile goes column by
+    column: 0.25 s of a 0.47 s board for Rank (UB) over 55 models)."""
+    return np.nanquantile(values, q, axis=0) if np.isnan(values).any() else np.quantile(values, q, axis=0)
+
+
 def rank_upper_bounds(boot: np.ndarray, level: float = 0.95) -> np.ndarray:
     """1 + how many models are better with confidence `level`: the lower `(1-level)/2` quantile of the paired
     bootstrap difference (other - this) is above zero."""
     diffs = boot[:, :, None] - boot[:, None, :]  # [b, other, this]
     with np.errstate(invalid="ignore"):
-        lower = np.nanquantile(diffs, (1 - level) / 2, axis=0)
+        lower = quantile(diffs, (1 - level) / 2)
     better = np.nan_to_num(lower, nan=-1.0) > 0
     return 1 + better.sum(axis=0)
 
