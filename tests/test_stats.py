@@ -9,7 +9,6 @@ from usl_space.stats import (
     bootstrap_win_rates,
     intervals,
     kendall_tau,
-    length_controlled_win_rate,
     length_controlled_win_rates,
     rank_upper_bounds,
     win_rates,
@@ -82,34 +81,42 @@ def test_kendall_tau_extremes():
         kendall_tau(x, x[:5])
 
 
+def lc_of_one(preference: np.ndarray, diff: np.ndarray) -> float:
+    """One model's length-controlled win rate, every query answered."""
+    return float(length_controlled_win_rates(preference[:, None], diff[:, None], np.ones((len(diff), 1), bool))[0])
+
+
 def test_length_control_removes_a_pure_length_advantage():
     rng = np.random.default_rng(0)
     diff = rng.normal(150, 200, 2000)  # the model writes longer answers than the baseline, most of the time
-    preference = 1 / (1 + np.exp(-3 * np.tanh(diff / 200)))  # and is preferred for length alone
+    preference = 1 / (1 + np.exp(-3 * np.tanh(diff / np.std(diff))))  # and is preferred for length alone
     assert preference.mean() > 0.7
-    assert length_controlled_win_rate(preference, diff, 200) == pytest.approx(0.5, abs=0.03)
+    assert lc_of_one(preference, diff) == pytest.approx(0.5, abs=0.03)
 
 
 def test_length_control_keeps_a_real_advantage():
     rng = np.random.default_rng(1)
     diff = rng.normal(0, 200, 2000)  # lengths like the baseline's, yet preferred
-    preference = 1 / (1 + np.exp(-(1.0 + 0.2 * np.tanh(diff / 200))))
-    assert length_controlled_win_rate(preference, diff, 200) == pytest.approx(1 / (1 + np.exp(-1.0)), abs=0.03)
+    preference = 1 / (1 + np.exp(-(1.0 + 0.2 * np.tanh(diff / np.std(diff)))))
+    assert lc_of_one(preference, diff) == pytest.approx(1 / (1 + np.exp(-1.0)), abs=0.03)
 
 
-def test_length_control_for_every_model_at_once_equals_one_by_one():
+def test_length_control_reads_each_model_on_its_own_answers():
+    """A model's column depends only on its own answered queries: other models' preferences and its unanswered
+    cells change nothing; a model without answers is NaN."""
     rng = np.random.default_rng(2)
     diff = rng.normal(50, 200, (300, 6))
     preference = 1 / (1 + np.exp(-(rng.normal(0, 1, 6) + 2 * np.tanh(diff / 200) + rng.normal(0, 0.5, diff.shape))))
     answered = rng.random(diff.shape) > 0.1
     answered[:, 5] = False  # a model with no answers
     together = length_controlled_win_rates(preference, diff, answered)
-    masked = np.where(answered, diff, np.nan)
-    scale = float(np.nanstd(masked))
-    for j in range(5):
-        alone = length_controlled_win_rate(np.where(answered[:, j], preference[:, j], np.nan), masked[:, j], scale)
-        assert together[j] == pytest.approx(alone, abs=1e-7)
-    assert np.isnan(together[5])
+    assert np.isnan(together[5]) and np.all((together[:5] > 0) & (together[:5] < 1))
+    changed = preference.copy()
+    changed[:, 1] = 1 - changed[:, 1]  # another model's verdicts
+    changed[~answered[:, 0], 0] = rng.random((~answered[:, 0]).sum())  # model 0's cells without an answer
+    again = length_controlled_win_rates(changed, diff, answered)
+    assert again[0] == pytest.approx(together[0], abs=1e-9) and again[2:5] == pytest.approx(together[2:5], abs=1e-9)
+    assert again[1] < 0.5 < together[1] or again[1] > 0.5 > together[1]
 
 
 @pytest.mark.parametrize("n", [3, 10, 30, 100])

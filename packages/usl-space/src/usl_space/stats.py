@@ -113,33 +113,13 @@ def kendall_tau(x: np.ndarray | list[float], y: np.ndarray | list[float]) -> flo
     return concordant_minus_discordant / np.sqrt(pairs_x * pairs_y)
 
 
-def length_controlled_win_rate(
-    preference: np.ndarray, length_diff: np.ndarray, scale: float, l2: float = 1.0, iterations: int = 25
-) -> float:
-    """One model's win rate with the length advantage removed, in the spirit of AlpacaEval's length control:
-    fit logit P(model preferred) = a + b * tanh(length_diff / scale) to the per-query preferences (soft labels)
-    by Newton's method with a small ridge on b, then report sigmoid(a): the predicted win rate at equal length."""
-    keep = ~(np.isnan(preference) | np.isnan(length_diff))
-    y, x = preference[keep].astype(np.float64), np.tanh(length_diff[keep] / scale)
-    if len(y) == 0:
-        return float("nan")
-    design = np.stack([np.ones_like(x), x], axis=1)
-    theta, ridge = np.zeros(2), np.diag([1e-6, l2])
-    for _ in range(iterations):
-        p = 1 / (1 + np.exp(-(design @ theta)))
-        gradient = design.T @ (p - y) + ridge @ theta
-        hessian = (design * (p * (1 - p))[:, None]).T @ design + ridge
-        step = np.linalg.solve(hessian, gradient)
-        theta -= step
-        if np.abs(step).max() < 1e-9:
-            break
-    return float(1 / (1 + np.exp(-theta[0])))
-
-
 def length_controlled_win_rates(preference: np.ndarray, length_diff: np.ndarray, answered: np.ndarray,
                                 l2: float = 1.0, iterations: int = 25) -> np.ndarray:  # fmt: skip
-    """`length_controlled_win_rate` for every column at once (queries x models): the length scale is the spread of
-    the answered length differences, and each model's two-parameter fit runs side by side with the others'."""
+    """Each model's win rate with the length advantage removed, in the spirit of AlpacaEval's length control (queries
+    x models, `answered` where a model has an answer): fit logit P(model preferred) = a + b * tanh(length_diff /
+    scale) to its per-query preferences (soft labels) by Newton's method with a small ridge on b, and report
+    sigmoid(a), the predicted win rate at equal length; NaN for a model with no answers. The length scale is the
+    spread of the answered length differences; every model's two-parameter fit runs side by side."""
     diff = np.where(answered, length_diff, np.nan)
     scale = (float(np.nanstd(diff)) if np.isfinite(diff).any() else 0.0) or 1.0
     keep = answered & ~np.isnan(preference) & ~np.isnan(diff)
