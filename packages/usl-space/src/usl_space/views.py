@@ -163,14 +163,16 @@ def reading(engine: Engine, criteria: list[str], dislikes: list[str]) -> str:
         text += (f"\n\nI could not read “{as_text(clipped(sentence))}” as anything I measure, so the board "
                  f"below (nearly) ignores it. I measure {MEASURED}; tone and domain count through the answers' "
                  "voice.")  # fmt: skip
-    for sentence, read in weak:
-        guess = " · ".join(f"{name} {weight:+.1f}" for name, weight in read)
+    for sentence, guessed in weak:
+        guess = " · ".join(f"{name} {weight:+.1f}" for name, weight in guessed)
         text += (f"\n\nI am unsure what “{as_text(clipped(sentence))}” asks for (I read {guess}), so it counts "
-                 "only weakly. Saying it plainly helps, e.g. “Keep it brief.” or “I like tables.”")  # fmt: skip
+                 "only as read, not at full strength. Saying it plainly helps, e.g. “Keep it brief.” or “I like "
+                 "tables.”")  # fmt: skip
     return text
 
 
 def clipped(sentence: str, limit: int = 80) -> str:
+    """A visitor's sentence short enough to quote in a line."""
     return sentence if len(sentence) <= limit else sentence[: limit - 3] + "..."
 
 
