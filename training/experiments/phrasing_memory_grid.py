@@ -40,24 +40,31 @@ def read_right(weights: np.ndarray, prop: int | None, sign: int) -> bool:
     return bool(weights[strongest] != 0 and strongest == prop and np.sign(weights[strongest]) == sign)
 
 
-def main(argv: list[str] | None = None) -> int:
+def readers_and_memory(description: str, argv: list[str] | None):
+    """The command line the phrasing-memory experiments share (--model, --validation, --output), and the folder's
+    scorer with its phrasing memory taken off (the readers' own weights) beside that memory."""
     from crm_core.compositional import CompositionalScorer
-    from crm_core.phrasing_memory import PhrasingMemory
-    from crm_core.properties import NAMES
-    from crm_train.compositional import phrasings as P
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--model", type=Path, default=Path("space/models/crm-compositional"),
                         help="a compositional CRM folder with its phrasing memory")  # fmt: skip
     parser.add_argument("--validation", action="store_true", help="also report the validation bank")
     parser.add_argument("--output", type=Path, help="write the results as JSON here")
     args = parser.parse_args(argv)
-
     scorer = CompositionalScorer(args.model, backend="auto")
     memory = scorer.heads.memory
     if memory is None:
         parser.error(f"{args.model} has no phrasing memory; build it: python -m crm_train.compositional.memory")
     scorer.heads.memory = None
+    return args, scorer, memory
+
+
+def main(argv: list[str] | None = None) -> int:
+    from crm_core.phrasing_memory import PhrasingMemory
+    from crm_core.properties import NAMES
+    from crm_train.compositional import phrasings as P
+
+    args, scorer, memory = readers_and_memory(__doc__.split("\n\n")[0], argv)
     banks = {"development": P.development_bank(), "second development": P.second_development_bank()}
     if args.validation:
         banks["validation"] = P.validation_bank()

@@ -16,10 +16,8 @@ choice is benchmarks/judge_report.py --gate (docs/experiments.md).
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 
@@ -28,22 +26,11 @@ SETTINGS = [(0.0, 0.0, 0.0), (0.6, 0.5, 0.0), (0.6, 1.0, 0.0), (0.6, 0.5, 0.5), 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from crm_core.compositional import CompositionalScorer
     from crm_core.properties import NAMES
     from crm_train.compositional import phrasings as P
+    from phrasing_memory_grid import readers_and_memory  # this folder's; the memory is applied below, as served
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", type=Path, default=Path("space/models/crm-compositional"),
-                        help="a compositional CRM folder with its phrasing memory")  # fmt: skip
-    parser.add_argument("--validation", action="store_true", help="also report the validation bank")
-    parser.add_argument("--output", type=Path, help="write the results as JSON here")
-    args = parser.parse_args(argv)
-
-    scorer = CompositionalScorer(args.model, backend="auto")
-    memory = scorer.heads.memory
-    if memory is None:
-        parser.error(f"{args.model} has no phrasing memory; build it: python -m crm_train.compositional.memory")
-    scorer.heads.memory = None  # the readers' own weights; the memory is applied below, as the heads apply it
+    args, scorer, memory = readers_and_memory(__doc__.split("\n\n")[0], argv)
     banks = {"development": P.development_bank() + P.second_development_bank()}
     if args.validation:
         banks["validation"] = P.validation_bank()
