@@ -22,7 +22,7 @@ import sys
 import numpy as np
 
 SETTINGS = [(0.0, 0.0, 0.0), (0.6, 0.5, 0.0), (0.6, 1.0, 0.0), (0.6, 0.5, 0.5), (0.6, 0.5, 0.6), (0.6, 0.5, 0.7),
-            (0.6, 0.5, 0.8)]  # fmt: skip
+            (0.6, 0.5, 0.8), (0.7, 0.5, 0.6)]  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
