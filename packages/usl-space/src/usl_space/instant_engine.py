@@ -64,10 +64,11 @@ class InstantEngine(Engine):
             return self._table
 
     def warm(self, progress: bool = False) -> None:
-        """The response side, and the word counts every board's LC and length columns read (criteria-free: 0.6 s
-        of a first board on 2 cores otherwise)."""
-        self.response_table(progress)
-        self.words(self.order(None, 0), self.models)
+        """The response side, its row index for the whole bench and the word counts every board's LC and length
+        columns read (all criteria-free: 0.65 s of a first board on 2 cores otherwise)."""
+        ids = self.order(None, 0)
+        self.response_table(progress).rows(ids, self.models)
+        self.words(ids, self.models)
 
     @property
     def table_ready(self) -> bool:
