@@ -189,10 +189,11 @@ class CompositionalScorer:
         texts = split_criteria(criteria, dislikes)
         return self._side([t for t in texts if not is_must(t)], True), self._side([t for t in texts if is_must(t)])
 
-    def unsure(self, sentence: str) -> bool:
-        """A soft sentence the readers are unsure of (read weakly, or spread over several properties): it counts as
-        read, not at the soft strength (CompositionalHeads.unsure); never a must sentence."""
-        return not is_must(sentence) and self.heads.unsure(self._side([sentence], True).weights)
+    def unsure(self, soft: CriteriaSide) -> bool:
+        """Whether the soft side of one sentence (`criteria_sides([sentence])[0]`; empty for a must sentence) is a
+        reading the readers are unsure of (weak, or spread over several properties): it counts as read, not at the
+        soft strength (CompositionalHeads.unsure)."""
+        return self.heads.unsure(soft.weights)
 
     def _side(self, texts: list[str], soft: bool = False) -> CriteriaSide:
         members = len(self.heads.members)

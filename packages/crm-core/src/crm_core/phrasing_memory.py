@@ -82,26 +82,26 @@ class PhrasingMemory:
         """One criterion's property weights, scaled so that the strongest is `strength` x the readers' weight for
         training phrasings of its property and direction (`magnitude`), the others in proportion: how much a soft
         criterion weighs is then one setting, not an accident of wording. An `unsure` reading is left as read."""
-        read = float(np.abs(weights).max()) if len(weights) else 0.0
-        if read == 0 or self.unsure(weights, strength, lift_from, lift_share):
+        read, target, total = self._measure(weights, strength)
+        if read == 0 or _unsure(read, target, total, lift_from, lift_share):
             return weights
-        return weights * (self._target(weights, strength) / read)
+        return weights * (target / read)
 
     def unsure(self, weights: np.ndarray, strength: float, lift_from: float = 0.0, lift_share: float = 0.0) -> bool:
         """A reading that `at_strength` would lift, were it sure of itself: its strongest weight under the strength
         and under `lift_from`, or under `lift_share` of its total weight (a stray weight, or one spread over several
         properties: "A thorough, blow-by-blow treatment" read as refusal 0.65, apology 0.45, summary 0.4 must not
         become refusal 3). No reading at all is not unsure. The same answer for a reading and for what
-        `at_strength` makes of it, so the app can tell a visitor which sentences count only weakly."""
-        magnitudes = np.abs(weights)
-        read = float(magnitudes.max()) if len(magnitudes) else 0.0
-        if read == 0 or read >= self._target(weights, strength) - 1e-6:
-            return False
-        return read < lift_from or read < lift_share * float(magnitudes.sum())
+        `at_strength` makes of it, so the app can tell a visitor which sentences count only as read."""
+        return _unsure(*self._measure(weights, strength), lift_from, lift_share)
 
-    def _target(self, weights: np.ndarray, strength: float) -> float:
-        strongest = int(np.argmax(np.abs(weights)))
-        return strength * float(self.magnitude[strongest, int(weights[strongest] > 0)])
+    def _measure(self, weights: np.ndarray, strength: float) -> tuple[float, float, float]:
+        """(strongest |weight|, the weight `strength` gives its property and direction, total |weight|)."""
+        magnitudes = np.abs(weights)
+        if not magnitudes.any():
+            return 0.0, 0.0, 0.0
+        k = int(np.argmax(magnitudes))
+        return float(magnitudes[k]), strength * float(self.magnitude[k, int(weights[k] > 0)]), float(magnitudes.sum())
 
     def save(self, folder: str | Path) -> Path:
         """Written whole or not at all (a temporary file, then renamed)."""
@@ -123,6 +123,12 @@ class PhrasingMemory:
             neighbours, agreement, similarity = (float(x) for x in data["settings"])
             return cls(data["vectors"], data["labels"], data["magnitude"].astype(np.float32), int(neighbours),
                        agreement, similarity)  # fmt: skip
+
+
+def _unsure(read: float, target: float, total: float, lift_from: float, lift_share: float) -> bool:
+    if read == 0 or read >= target - 1e-6:  # nothing read, or at (or above) the strength already
+        return False
+    return read < lift_from or read < lift_share * total
 
 
 def quantize(unit_vectors: np.ndarray) -> np.ndarray:

@@ -157,7 +157,7 @@ def reading(engine: Engine, criteria: list[str], dislikes: list[str]) -> str:
         soft, must = engine.compositional.criteria_sides([sentence])  # one sentence: one of the two is empty
         if not soft.explain() + must.explain() and not (soft.voice.any() or must.voice.any()):
             ignored.append(sentence)  # no weight of 0.25 or more, no voice
-        elif soft.explain() and engine.compositional.unsure(sentence):
+        elif soft.explain() and engine.compositional.unsure(soft):
             weak.append((sentence, soft.explain(top=3)))
     for sentence in ignored:
         text += (f"\n\nI could not read “{as_text(clipped(sentence))}” as anything I measure, so the board "
