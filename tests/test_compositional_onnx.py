@@ -1,4 +1,4 @@
-"""crm_core.compositional_onnx: a compositional CRM with two criteria fits, each with its own re-tuned top layer,
+"""crm_core.compositional.onnx: a compositional CRM with two criteria fits, each with its own re-tuned top layer,
 exported to ONNX; scores as in PyTorch (fp32 tightly, int8 by decisions), served when present, refused when the
 gate fails."""
 
@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import random_compositional_crm
-from crm_core.compositional import CompositionalScorer
-from crm_core.compositional_export import CHECK_CRITERIA, export_compositional, parity
-from crm_core.compositional_onnx import OnnxPartsEncoder, has_parts
+from crm_core.compositional.export import CHECK_CRITERIA, export_compositional, parity
+from crm_core.compositional.onnx import OnnxPartsEncoder, has_parts
+from crm_core.compositional.scorer import CompositionalScorer
 from crm_core.loader import load_crm
-from crm_core.model import Pair
-from crm_core.onnx import SAMPLE_PAIRS
+from crm_core.onnx_common import SAMPLE_PAIRS
+from crm_core.spec import Pair
 from crm_train.export_cli import main as crm_export
 from usl_space.loading import open_scorer
 

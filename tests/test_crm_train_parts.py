@@ -9,14 +9,15 @@ from collections import Counter
 import numpy as np
 import pytest
 from conftest import REPO, make_tiny_qwen_crm, pair, write_jsonl
+from crm_core.cross_encoder.model import save_crm
 from crm_core.data import load_pairs
 from crm_core.loader import load_crm
-from crm_core.model import Pair, save_crm
-from crm_train.config import TrainConfig, load_config
-from crm_train.examples import build_examples, split_by_prompt
+from crm_core.spec import Pair
+from crm_train.cross_encoder.config import TrainConfig, load_config
+from crm_train.cross_encoder.examples import build_examples, split_by_prompt
+from crm_train.cross_encoder.modeling import build_model
+from crm_train.cross_encoder.noise import add_noise, apply_noise, read_noise_pool, remove_noise, replace_noise
 from crm_train.metrics import accuracy, expected_calibration_error, longer_wins_accuracy, random_accuracy
-from crm_train.modeling import build_model
-from crm_train.noise import add_noise, apply_noise, read_noise_pool, remove_noise, replace_noise
 from crm_train.train_cli import main as crm_train
 
 CRITERIA = [f"criterion {i}" for i in range(6)]
@@ -52,7 +53,7 @@ def test_config_errors_are_clear(overrides, message):
 
 def test_shipped_configs_load_and_every_field_has_help():
     from crm_train.compositional.config import CompositionalConfig
-    from crm_train.config import config_kind
+    from crm_train.cross_encoder.config import config_kind
     from crm_train.train_cli import config_class
 
     kinds = set()
@@ -215,7 +216,7 @@ def test_eval_metrics_against_hand_computed_values():
 
 def test_read_pairs_stops_on_rejected_rows_unless_told_to_skip(tmp_path, capsys):
     from crm_core.data import RejectedRowsError
-    from crm_train.examples import read_pairs
+    from crm_train.cross_encoder.examples import read_pairs
 
     path = write_jsonl(tmp_path / "p.jsonl", [pair(0), pair(1, preference="x")])
     with pytest.raises(RejectedRowsError, match="--skip-invalid"):

@@ -146,7 +146,7 @@ def test_anytime_stream_refines_to_the_full_leaderboard(objective, tiny_qwen_crm
 
 
 def test_pairwise_engine_agrees_with_direct_symmetric_scoring(tiny_qwen_crm):
-    from crm_core.model import Pair
+    from crm_core.spec import Pair
 
     engine = engine_for(tiny_qwen_crm, ScoreCache(":memory:"))
     scores = engine.score(["be brief"], [], [3], ["m1"])

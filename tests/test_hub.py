@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 from crm_core.hub import model_card, push_checkpoint, resolve_checkpoint
-from crm_core.model import CRMSpec
+from crm_core.spec import CRMSpec
 
 
 class FakeHubApi:

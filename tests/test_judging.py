@@ -10,9 +10,9 @@ import shutil
 import numpy as np
 import pytest
 from conftest import random_compositional_crm
-from crm_core.compositional import is_must, judged_logit
+from crm_core.compositional.reference import panel_means, relative_length
+from crm_core.compositional.scorer import is_must, judged_logit
 from crm_core.loader import load_crm
-from crm_core.reference import panel_means, relative_length
 from usl_space.board import gated_matrices
 from usl_space.catalog import catalog, default_models, parse_catalog
 

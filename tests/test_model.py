@@ -1,4 +1,4 @@
-"""crm_core.model: checkpoints, symmetric scoring, batching that does not change results."""
+"""crm_core.cross_encoder.model: checkpoints, symmetric scoring, batching that does not change results."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import json
 import numpy as np
 import pytest
 from conftest import make_tiny_qwen_crm
+from crm_core.cross_encoder.model import length_feature
 from crm_core.loader import load_crm
-from crm_core.model import CRMSpec, Pair, length_feature
+from crm_core.spec import CRMSpec, Pair
 
 PAIRS = [
     Pair(["prefer concise answers"], "What is 2+2?", "4", "The answer, after careful thought, is four. " * 30),

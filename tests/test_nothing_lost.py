@@ -14,7 +14,7 @@ from conftest import MODELS, REPO, pair, write_jsonl
 from crm_core.atomic import atomic_dir
 from crm_core.data import DataValidationError, open_bench
 from crm_core.guard import MARKER, check_criteria, check_output
-from crm_core.model import CRMSpec
+from crm_core.spec import CRMSpec
 from crm_train.eval_cli import main as crm_eval
 from crm_train.train_cli import main as crm_train
 from hypothesis import HealthCheck, given, settings

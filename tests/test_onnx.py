@@ -1,4 +1,4 @@
-"""crm_core.onnx and crm-export: parity with torch, int8, and refusing to write a model that fails."""
+"""crm_core.cross_encoder.onnx and crm-export: parity with torch, int8, and refusing to write a model that fails."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import json
 import numpy as np
 import pytest
 from conftest import make_tiny_qwen_crm, real_pairs
+from crm_core.cross_encoder.onnx import export_crm
 from crm_core.guard import MARKER
 from crm_core.loader import load_crm
-from crm_core.onnx import SAMPLE_PAIRS, export_crm
+from crm_core.onnx_common import SAMPLE_PAIRS
 from crm_train.export_cli import main as crm_export
 
 

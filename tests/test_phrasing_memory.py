@@ -7,7 +7,7 @@ import shutil
 import numpy as np
 import pytest
 from conftest import random_compositional_crm
-from crm_core.phrasing_memory import GENERAL, MEMORY_FILE, PhrasingMemory, label_of, quantize
+from crm_core.compositional.memory import GENERAL, MEMORY_FILE, PhrasingMemory, label_of, quantize
 from crm_core.properties import NAMES
 
 K = len(NAMES)
@@ -81,7 +81,7 @@ def test_a_saved_memory_loads_the_same_and_leaves_no_partial_file(tmp_path):
 def test_a_built_memory_is_served_and_changes_the_checkpoint_identity(tmp_path):
     """build_memory on a real (random-headed) CRM folder: every training phrasing is stored with its label; the
     scorer then reads criteria through it, and the score cache no longer serves boards read without it."""
-    from crm_core.compositional import CompositionalScorer
+    from crm_core.compositional.scorer import CompositionalScorer
     from crm_train.compositional.memory import build_memory, memory_phrasings
     from usl_space.cache import checkpoint_id
 
@@ -114,7 +114,7 @@ def test_a_soft_criterion_weighs_the_same_whatever_its_wording_and_a_must_counts
     training phrasings of that property and direction (the memory's magnitude), the others in proportion; a reading
     weaker than lift_from, or spread over several properties (lift_share), is not lifted; a must sentence counts
     as read."""
-    from crm_core.compositional import CompositionalScorer
+    from crm_core.compositional.scorer import CompositionalScorer
 
     scorer = CompositionalScorer(random_compositional_crm(tmp_path / "c"))
     heads = scorer.heads

@@ -1,4 +1,4 @@
-"""crm_core.prompts: the token budget's guarantees, in both prompt styles, with real tokenizers."""
+"""crm_core.cross_encoder.prompts: the token budget's guarantees, in both prompt styles, with real tokenizers."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import random
 import re
 
 import pytest
-from crm_core.prompts import CUT_MARKER, GENERAL_PREFERENCE, PromptBudgetError, PromptBuilder, PromptFormat
+from crm_core.cross_encoder.prompts import CUT_MARKER, GENERAL_PREFERENCE, PromptBudgetError, PromptBuilder
+from crm_core.spec import PromptFormat
 
 CRITERIA = ["Prefer answers that use numbered steps", "Avoid jargon; explain terms simply", "Cite a source if any"]
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu"]

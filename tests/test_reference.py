@@ -1,4 +1,5 @@
-"""The quality term's whole-text reference signals (crm_core.reference) and how the scorer weighs them in."""
+"""The quality term's whole-text reference signals (crm_core.compositional.reference) and how the scorer weighs
+them in."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import shutil
 
 import numpy as np
 import pytest
+from crm_core.compositional.reference import IDF_FILE, IdfTable, lexical_similarity, relative_length, words
 from crm_core.loader import load_crm
-from crm_core.reference import IDF_FILE, IdfTable, lexical_similarity, relative_length, words
 from test_compositional import compositional_crm  # noqa: F401  (the fixture)
 
 CORPUS = ["The cat sat on the mat.", "The dog ate the bone.", "A photosynthesis primer: chlorophyll absorbs light.",

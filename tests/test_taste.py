@@ -11,7 +11,7 @@ from dataclasses import asdict
 import numpy as np
 import pytest
 from conftest import REPO
-from crm_core.compositional_heads import CriteriaSide
+from crm_core.compositional.heads import CriteriaSide
 from usl_space.taste import Profile, Vote, model_means, next_pair, refit
 
 CRM = REPO / "space" / "models" / "crm-compositional"

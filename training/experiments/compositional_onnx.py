@@ -56,9 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2, help="threads for PyTorch and ONNX Runtime")
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
-    from crm_core.compositional import CompositionalScorer
-    from crm_core.compositional_export import export_compositional
-    from crm_core.compositional_onnx import ENCODER_GRAPH, PARTS_DIR, READERS_GRAPH
+    from crm_core.compositional.export import export_compositional
+    from crm_core.compositional.onnx import ENCODER_GRAPH, PARTS_DIR, READERS_GRAPH
+    from crm_core.compositional.scorer import CompositionalScorer
     from crm_core.properties import NAMES
     from crm_train.compositional import phrasings as P
     from emit import emit

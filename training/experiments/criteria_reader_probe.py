@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).parent))
-    from crm_core.compositional import CompositionalScorer
+    from crm_core.compositional.scorer import CompositionalScorer
     from crm_core.properties import NAMES
     from crm_train.compositional import phrasings as P
     from emit import emit

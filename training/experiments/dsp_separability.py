@@ -33,7 +33,7 @@ import polars as pl
 import torch
 from crm_core.data import load_pairs
 from crm_core.loader import load_crm
-from crm_core.model import pairs_from_frame
+from crm_core.spec import pairs_from_frame
 from crm_train.metrics import flip_consistency
 from tqdm import tqdm
 

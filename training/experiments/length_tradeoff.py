@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     parser.add_argument("--plot", type=Path, help="write the two curves here (PNG)")
     args = parser.parse_args(argv)
-    from crm_core.compositional import CompositionalScorer
+    from crm_core.compositional.scorer import CompositionalScorer
     from crm_core.properties import NAMES
     from emit import emit
     from usl_space.loading import default_crm, open_data

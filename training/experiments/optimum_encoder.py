@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=300, help="answers to encode (default: %(default)s)")
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
-    from crm_core.compositional_onnx import ENCODER_GRAPH, PARTS_DIR, OnnxPartsEncoder
+    from crm_core.compositional.onnx import ENCODER_GRAPH, PARTS_DIR, OnnxPartsEncoder
     from crm_core.encoder import ENCODER_DIR, TextEncoder
     from emit import emit
 

@@ -43,7 +43,7 @@ def read_right(weights: np.ndarray, prop: int | None, sign: int) -> bool:
 def readers_and_memory(description: str, argv: list[str] | None):
     """The command line the phrasing-memory experiments share (--model, --validation, --output), and the folder's
     scorer with its phrasing memory taken off (the readers' own weights) beside that memory."""
-    from crm_core.compositional import CompositionalScorer
+    from crm_core.compositional.scorer import CompositionalScorer
 
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--model", type=Path, default=Path("space/models/crm-compositional"),
@@ -60,7 +60,7 @@ def readers_and_memory(description: str, argv: list[str] | None):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from crm_core.phrasing_memory import PhrasingMemory
+    from crm_core.compositional.memory import PhrasingMemory
     from crm_core.properties import NAMES
     from crm_train.compositional import phrasings as P
 

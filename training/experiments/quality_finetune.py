@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
 
-    from crm_core.compositional_heads import CompositionalHeads
+    from crm_core.compositional.heads import CompositionalHeads
     from crm_train.compositional import sources as S
     from crm_train.compositional.evaluate import Judge
     from crm_train.compositional.train import CompositionalConfig, fit_quality, linear_params, pair_tensors

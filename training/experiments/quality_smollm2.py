@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)  # fmt: skip
 
     sys.path.insert(0, str(REPO / "training" / "experiments"))
-    from crm_core.compositional_heads import CompositionalHeads
+    from crm_core.compositional.heads import CompositionalHeads
     from crm_train.compositional.evaluate import Judge, human_report, leaderboard_report
     from crm_train.compositional.features import Features
     from crm_train.compositional.train import CompositionalConfig, fit_quality, linear_params, pair_tensors

@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.max_tokens:
         scratch = tempfile.TemporaryDirectory()
         args.model = with_token_window(args.model, args.max_tokens, Path(scratch.name))
-    from crm_core.compositional_heads import CompositionalHeads
+    from crm_core.compositional.heads import CompositionalHeads
     from crm_train.compositional import sources as S
     from crm_train.compositional.evaluate import Judge, human_report, leaderboard_report
     from crm_train.compositional.train import (
@@ -122,7 +122,7 @@ def _boost_grid(judge, shared: Path, annotations: list, validation: list, human_
     of (1) and (2); the evaluation half is reported beside it and never used to choose."""
     import copy
 
-    from crm_core.compositional_heads import CompositionalHeads
+    from crm_core.compositional.heads import CompositionalHeads
     from crm_train.compositional.evaluate import kendall_tau, leaderboard_report, published_lc
     from crm_train.compositional.train import (
         CompositionalConfig,
@@ -189,7 +189,7 @@ def _validation(judge, ann_val, human_val, config) -> dict:
 
 def _refsim_alone(judge, shared, leaderboard_report) -> dict:
     """Quality = cosine to the reference answer, nothing else (the issue's cheap signal)."""
-    from crm_core.compositional_heads import CompositionalHeads
+    from crm_core.compositional.heads import CompositionalHeads
 
     k = len(judge.heads.spread)
     params = {"spread": judge.heads.spread, "refsim_weight": np.ones(1, np.float32),

@@ -1,5 +1,5 @@
-"""Choosing the weights of the quality term's whole-text reference signals (crm_core.reference) on development
-data: `lexsim_weight` (TF-IDF cosine to the reference answer) and `length_weight` (length relative to it).
+"""Choosing the weights of the quality term's whole-text reference signals (crm_core.compositional.reference) on
+development data: `lexsim_weight` (TF-IDF cosine to the reference answer) and `length_weight` (length relative to it).
 
 The embedding cosine to the reference reads 128 tokens; the lexical one reads the whole answer, and the length
 term takes back out the judges' taste for length that the quality network still carries. Both are added after the
@@ -36,7 +36,7 @@ def held_out_boards(judge, annotations: list, human_train: list, validation: lis
     """Per fold: (model per pair, the fold net's quality difference to the reference, lexical similarity, relative
     length) for the fold's annotation pairs; each fold net's reference weight boosted by `boost`, as the model's."""
     import torch
-    from crm_core.reference import lexical_similarity, relative_length
+    from crm_core.compositional.reference import lexical_similarity, relative_length
     from crm_train.compositional.train import CompositionalConfig, boost_reference, fit_quality, pair_tensors
 
     config, spread = CompositionalConfig(), judge.heads.spread
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embeddings", default="data/embeddings", help="the embedding store (built on demand)")
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
-    from crm_core.reference import IdfTable
+    from crm_core.compositional.reference import IdfTable
     from crm_train.compositional import sources as S
     from crm_train.compositional.config import CompositionalConfig
     from crm_train.compositional.evaluate import Judge, leaderboard_report, published_lc

@@ -3,7 +3,7 @@ on a property the sentence does not ask for, under each (soft_strength, lift_fro
 
 For every phrasing of the development banks (crm_train.compositional.phrasings, never trained on; `--validation`
 adds the validation bank, for reporting once a choice is made) the shipped readers' weights and the sentence
-embedding are taken once; then, as crm_core.compositional_heads serves one soft sentence, the phrasing memory's
+embedding are taken once; then, as crm_core.compositional.heads serves one soft sentence, the phrasing memory's
 override and `at_strength` are applied under each setting. Reported per bank: phrasings with a weight of at least 1
 on another property than theirs ("harm": e.g. "A thorough, blow-by-blow treatment would be welcome." read as
 refusal 0.65, apology 0.45, summary 0.4 and lifted to refusal 3.1), the total weight on other properties, and the

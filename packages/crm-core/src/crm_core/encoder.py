@@ -42,7 +42,7 @@ def minilm_source() -> Path:
 
 class PooledEncoder:
     """Unit sentence vectors of many texts through one `pooled(input_ids, attention_mask)` call per padded batch:
-    the batching shared by the PyTorch encoder and its ONNX export (crm_core.compositional_onnx)."""
+    the batching shared by the PyTorch encoder and its ONNX export (crm_core.compositional.onnx)."""
 
     tokenizer: Any
     max_tokens: int

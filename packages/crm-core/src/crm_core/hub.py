@@ -77,7 +77,7 @@ def model_card(spec: Any, metrics: dict | None = None, training_data: list[str] 
         f"- prompt format: `{spec.style}` v{spec.prompt_format_version}; max length {spec.max_length} tokens",
         f"- base model: {spec.base_model or 'not recorded'}",
         *(["- length_slope: the score is the first output plus the second times log2((words + 1) / 256) of the",
-           "  response (`crm_core.model.point_scores`); reading the logits alone scores it wrongly."]
+           "  response (`crm_core.cross_encoder.model.point_scores`); reading the logits alone scores it wrongly."]
           if "length_slope" in spec.labels else []),
         "- score it with `crm_core.loader.load_crm(...)`, which builds inputs with the matching prompt format and",
         "  judges every pair in both orders (position bias removed).",

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from typing import Any, Literal
 
+from crm_core.cross_encoder.model import TorchScorer
 from crm_core.hub import resolve_checkpoint
-from crm_core.model import TorchScorer
 from crm_core.spec import CRMSpec, Scorer
 
 
@@ -19,13 +19,13 @@ def load_crm(name_or_path: str | os.PathLike, backend: Literal["torch", "onnx"] 
     compositional CRM (crm.json kind) gets its own scorer, whose 'onnx' backend runs its exported encoders."""
     folder = resolve_checkpoint(name_or_path)
     if CRMSpec.load(folder).kind == "compositional":  # one backend: NumPy heads over its own encoder
-        from crm_core.compositional import CompositionalScorer
+        from crm_core.compositional.scorer import CompositionalScorer
 
         return CompositionalScorer(folder, threads=kwargs.get("threads"), backend=backend)
     if backend == "torch":
         return TorchScorer(folder, **kwargs)
     if backend == "onnx":
-        from crm_core.onnx import OnnxScorer
+        from crm_core.cross_encoder.onnx import OnnxScorer
 
         return OnnxScorer(folder, **kwargs)
     raise ValueError(f"backend must be 'torch' or 'onnx', got {backend!r}")

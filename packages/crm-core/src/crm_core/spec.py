@@ -17,8 +17,6 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from crm_core.prompts import PROMPT_FORMAT_VERSION, PromptFormat
-
 CRM_FILE = "crm.json"
 PAIR_LABELS = ("model_a", "model_b")
 PAIR_LABELS_WITH_TIE = ("model_a", "model_b", "tie")
@@ -26,6 +24,19 @@ LENGTH_SLOPE = "length_slope"
 POINT_LABELS = (["score"], ["score", LENGTH_SLOPE])
 Objective = Literal["pairwise", "pointwise"]
 Kind = Literal["cross-encoder", "compositional"]
+PROMPT_FORMAT_VERSION = 2  # v2: each response's label states its length in words (crm_core.cross_encoder.prompts)
+Style = Literal["chat", "segments"]
+
+
+@dataclass(frozen=True)
+class PromptFormat:
+    """How a checkpoint turns criteria and responses into tokens; stored in its crm.json."""
+
+    style: Style
+    max_length: int
+    version: int = PROMPT_FORMAT_VERSION
+    min_response_tokens: int = 24
+    history_fraction: float = 0.25  # at most this share of max_length goes to turns before the final user turn
 
 
 @dataclass
@@ -41,7 +52,7 @@ class CRMSpec:
     history_fraction: float = 0.25
     base_model: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # training data, metrics, ... for the model card
-    kind: Kind = "cross-encoder"  # compositional: crm_core.compositional (always pointwise)
+    kind: Kind = "cross-encoder"  # compositional: crm_core.compositional.scorer (always pointwise)
 
     def __post_init__(self):
         if self.kind not in ("cross-encoder", "compositional"):
@@ -149,3 +160,23 @@ class Scorer(Protocol):
 
     def score_points(self, criteria: Sequence[str], dislikes: Sequence[str], items: Sequence[tuple[str, str]],
                      panels: Sequence[Sequence[str]] | None = None) -> np.ndarray: ...  # fmt: skip
+
+
+def pair_context(row: dict[str, Any]) -> str | list[dict]:
+    """What a pairs-file row's responses answer: side A's conversation before its final answer, or the prompt
+    when that conversation does not end with the user."""
+    history = row["model_a"][:-1]
+    return history if history and history[-1]["role"] == "user" else row["prompt"]
+
+
+def pairs_from_frame(frame: Any, with_criteria: bool = True) -> list[Pair]:
+    """Scoring inputs for the rows of a pairs frame (crm_core.data.load_pairs)."""
+    return [
+        Pair(
+            list(row["criteria"]) if with_criteria else [],
+            pair_context(row),
+            row["model_a"][-1]["content"],
+            row["model_b"][-1]["content"],
+        )
+        for row in frame.iter_rows(named=True)
+    ]

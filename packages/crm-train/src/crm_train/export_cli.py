@@ -3,7 +3,7 @@
 uv run crm-export --model DIR --output DIR [--quantize int8] [--samples PAIRS.jsonl --n-samples 64]
 
 A cross-encoder CRM becomes model.onnx. A compositional CRM (crm.json kind) is copied whole with its encoders added
-under onnx/ (crm_core.compositional_export: fp32 the response encoder and the criteria readers, int8 the response
+under onnx/ (crm_core.compositional.export: fp32 the response encoder and the criteria readers, int8 the response
 encoder only); its sample pairs are also read under a fixed list of criteria, and its fp32 check is on score
 margins (default tolerance 0.01: both backends round vectors to float16).
 """
@@ -15,12 +15,12 @@ import json
 import sys
 from dataclasses import asdict
 
-from crm_core.compositional_export import export_compositional
+from crm_core.compositional.export import export_compositional
+from crm_core.cross_encoder.onnx import export_crm
 from crm_core.data import load_pairs
 from crm_core.guard import check_output, fail
 from crm_core.hub import resolve_checkpoint
-from crm_core.model import CRMSpec, Pair, pairs_from_frame
-from crm_core.onnx import export_crm
+from crm_core.spec import CRMSpec, Pair, pairs_from_frame
 
 
 def pairs_from_file(path: str, limit: int) -> list[Pair]:

@@ -18,7 +18,7 @@ import sys
 import yaml
 from crm_core.data import DataValidationError
 
-from crm_train.config import TrainConfig, add_config_arguments, config_kind, load_config
+from crm_train.cross_encoder.config import TrainConfig, add_config_arguments, config_kind, load_config
 
 
 def config_class(kind: str) -> type:
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(json.dumps({"output_dir": config.output_dir, "best": str(folder)}))
         return 0
-    from crm_train.trainer import train  # heavy imports only when training
+    from crm_train.cross_encoder.trainer import train  # heavy imports only when training
 
     try:
         state = train(config)

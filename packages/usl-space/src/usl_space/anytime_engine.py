@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, cast
 
 import numpy as np
-from crm_core.model import CrossEncoderScorer, softmax
+from crm_core.cross_encoder.model import CrossEncoderScorer, softmax
 from crm_core.spec import Pair
 
 from usl_space.board import Leaderboard, rounded

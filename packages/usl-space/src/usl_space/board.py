@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from crm_core.compositional import judged_logit
+from crm_core.compositional.scorer import judged_logit
 
 from usl_space.stats import MIN_QUERIES_FOR_RANKS, intervals, length_controlled_win_rates
 
@@ -62,7 +62,8 @@ def gated_matrices(quality: np.ndarray, soft: np.ndarray, must: np.ndarray, base
                    log_words: np.ndarray | None = None,
                    length_slope: float = 0.0) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(outcome, preference) from the parts of each response's score (NaN where none): P = sigmoid(judged_logit of
-    the gaps to the baseline's response), so criteria tune quality as crm_core.compositional.judged_logit says."""
+    the gaps to the baseline's response), so criteria tune quality as crm_core.compositional.scorer.judged_logit
+    says."""
     base = baseline_column
     length_gap = 0.0 if log_words is None else log_words - log_words[:, [base]]
     with np.errstate(invalid="ignore"):

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from crm_core.phrasing_memory import MEMORY_FILE
+from crm_core.compositional.memory import MEMORY_FILE
 
 COLUMNS = """
     checkpoint TEXT NOT NULL,

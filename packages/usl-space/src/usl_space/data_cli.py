@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import cast
 
-from crm_core.compositional import CompositionalScorer
+from crm_core.compositional.scorer import CompositionalScorer
 from crm_core.data import ALPACA_EVAL_BASELINE, open_bench, read_models_file, skipping_invalid
 from crm_core.data.importers import detect_layout
 from crm_core.guard import check_output, fail

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-from crm_core.compositional_heads import CriteriaSide
+from crm_core.compositional.heads import CriteriaSide
 from crm_core.data import Bench
 from crm_core.guard import check_criteria
 from crm_core.spec import Scorer

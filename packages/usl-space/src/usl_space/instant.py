@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 from crm_core.atomic import atomic_file
-from crm_core.compositional import CompositionalScorer
-from crm_core.compositional_heads import CompositionalHeads, CriteriaSide, ResponseSide
+from crm_core.compositional.heads import CompositionalHeads, CriteriaSide, ResponseSide
+from crm_core.compositional.scorer import CompositionalScorer
 
 from usl_space.progress import Progress
 

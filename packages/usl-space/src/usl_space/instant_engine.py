@@ -2,7 +2,7 @@
 
 The bench's response side (usl_space.instant.ResponseTable) is loaded, or built once and saved; a criteria set is
 then one encoding per criterion sentence and a matrix product over every stored answer, gated as
-crm_core.compositional.judged_logit says (criteria tune quality, they do not replace it). An upload's answers are
+crm_core.compositional.scorer.judged_logit says (criteria tune quality, they do not replace it). An upload's answers are
 encoded once (at Add, `prepare_upload`) and join the table for that visitor's session.
 """
 
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, ClassVar, cast
 
 import numpy as np
-from crm_core.compositional import CompositionalScorer
-from crm_core.compositional_heads import CriteriaSide, ResponseSide
+from crm_core.compositional.heads import CriteriaSide, ResponseSide
+from crm_core.compositional.scorer import CompositionalScorer
 from crm_core.paths import cache_dir
 
 from usl_space.board import Leaderboard, gated_matrices

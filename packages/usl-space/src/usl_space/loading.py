@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from crm_core.compositional_onnx import has_parts
+from crm_core.compositional.onnx import has_parts
 from crm_core.data import Bench, DataValidationError, open_bench, read_models_file
 from crm_core.data.importers import detect_layout
 from crm_core.loader import load_crm

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 from crm_core.atomic import atomic_file
-from crm_core.compositional import CompositionalScorer
-from crm_core.compositional_heads import ResponseSide
+from crm_core.compositional.heads import ResponseSide
+from crm_core.compositional.scorer import CompositionalScorer
 
 from usl_space.instant import panels_of
 from usl_space.progress import Progress
@@ -140,7 +140,7 @@ tags: [usl, leaderboard]
 ---
 # USL response store
 
-The criteria-free response side of a USL bench, computed by the CRM named in `crm.json` (crm_core.compositional):
+The criteria-free response side of a USL bench, computed by the CRM named in `crm.json` (crm_core.compositional.scorer):
 per response a 16-byte key (SHA-256 over the CRM's response-side id, the query, the response and the reference
 panel's answers), its scaled properties `z`, its quality and its projected embedding `voice`, in `part-*.npz`;
 the reference panel's answers' embedding vectors in `vectors-*.npz`.

@@ -1,6 +1,6 @@
 """Teach it with a few votes: a visitor's judgements refine the weights their criteria gave (compositional CRMs).
 
-A compositional score is quality + z . w + v . u (crm_core.compositional), so a vote "A's answer beats B's on
+A compositional score is quality + z . w + v . u (crm_core.compositional.scorer), so a vote "A's answer beats B's on
 query q" is one logistic observation on the criteria side (w, u) with the response-side difference as its input.
 `refit` finds the most probable (w, u) given the votes and a Gaussian prior centred on what the criteria text gave
 (one vote cannot swing it), by Newton's method on 43 numbers: instant. `next_pair` asks the vote that would teach
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 from crm_core.atomic import atomic_file
-from crm_core.compositional_heads import CriteriaSide, ResponseSide
+from crm_core.compositional.heads import CriteriaSide, ResponseSide
 
 PROFILE_VERSION = 1
 MAX_LINK_TOKEN = 8000  # characters of a share link's profile (browsers and proxies cut URLs near 8 KB)

@@ -147,7 +147,7 @@ def reading(engine: Engine, criteria: list[str], dislikes: list[str]) -> str:
     only as read, not at the soft strength). Visitor text is shown only through `as_text`."""
     if not isinstance(engine, InstantEngine) or not (criteria or dislikes):
         return ""
-    from crm_core.compositional import split_criteria
+    from crm_core.compositional.scorer import split_criteria
 
     read = engine.compositional.criteria_side(criteria, dislikes).explain()
     text = "\n\nRead your criteria as: " + (" · ".join(f"{name} {weight:+.1f}" for name, weight in read)

@@ -87,7 +87,7 @@ class CompositionalConfig:
     quality_gate: float = _f(
         0.3,
         "when serving: a soft criterion that would make the clearly worse of two answers win fades as "
-        "exp(-(gap / gate)^2) of their length-controlled quality gap (crm_core.compositional.judged_logit; must "
+        "exp(-(gap / gate)^2) of their length-controlled quality gap (crm_core.compositional.scorer.judged_logit; must "
         "criteria never fade; 0: criteria simply add up). Chosen on development data (the training half of "
         "AlpacaEval, development phrasings); docs/experiments.md 'How far to trust the boards'",
     )

@@ -101,7 +101,7 @@ class CriteriaNet(torch.nn.Module):
         self.criteria = torch.nn.Sequential(torch.nn.Linear(384, hidden), torch.nn.GELU(),
                                             torch.nn.Linear(hidden, k + rank))  # fmt: skip
         self.voice_proj = torch.nn.Linear(384, rank, bias=False)
-        # is the criterion about a measured property at all? (a serving gate: crm_core.compositional); made only
+        # is the criterion about a measured property at all? (a serving gate: crm_core.compositional.scorer); made only
         # when fitted, so that a fit without it draws the same random numbers as before it existed
         self.form_gate = (torch.nn.Sequential(torch.nn.Linear(384, 128), torch.nn.GELU(), torch.nn.Linear(128, 1))
                           if form_gate else None)  # fmt: skip

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from crm_core.compositional import CompositionalScorer
-from crm_core.compositional_heads import CompositionalHeads, CriteriaSide, ResponseSide
+from crm_core.compositional.heads import CompositionalHeads, CriteriaSide, ResponseSide
+from crm_core.compositional.scorer import CompositionalScorer
 from crm_core.encoder import EmbeddingStore
 from crm_core.properties import NAMES
 
@@ -51,7 +51,7 @@ def kendall_tau(x: np.ndarray, y: np.ndarray) -> float:
 
 
 class Judge:
-    """The shipped scorer (crm_core.compositional.CompositionalScorer) reading response vectors from the
+    """The shipped scorer (crm_core.compositional.scorer.CompositionalScorer) reading response vectors from the
     embedding store, plus memoised features for answer groups."""
 
     def __init__(self, folder: Path, embeddings: str, backend: str = "torch"):

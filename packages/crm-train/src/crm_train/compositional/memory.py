@@ -1,4 +1,4 @@
-"""Build a compositional CRM folder's phrasing memory (crm_core.phrasing_memory): every training phrasing's
+"""Build a compositional CRM folder's phrasing memory (crm_core.compositional.memory): every training phrasing's
 sentence embedding with its property and direction, and the general criteria as "none".
 
 Only training phrasings go in (never the development or validation banks). The weight an override gives is the
@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from crm_core.compositional import CompositionalScorer
-from crm_core.phrasing_memory import GENERAL, MEMORY_FILE, PhrasingMemory, label_of, quantize
+from crm_core.compositional.memory import GENERAL, MEMORY_FILE, PhrasingMemory, label_of, quantize
+from crm_core.compositional.scorer import CompositionalScorer
 from crm_core.properties import NAMES
 from tqdm.auto import tqdm
 
@@ -73,7 +73,7 @@ def build_memory(folder: Path, texts: list[str], labels: np.ndarray, neighbours:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=f"Write {MEMORY_FILE} into a compositional CRM folder: a second reading of criteria by the "
-        "training phrasings they sound most like (crm_core.phrasing_memory)."
+        "training phrasings they sound most like (crm_core.compositional.memory)."
     )
     parser.add_argument("--model", required=True, type=Path, metavar="DIR", help="the compositional CRM folder")
     parser.add_argument("--shared", type=Path, default=Path("../shared/data"),

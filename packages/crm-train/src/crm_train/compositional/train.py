@@ -27,12 +27,12 @@ from pathlib import Path
 import numpy as np
 import torch
 from crm_core.atomic import atomic_dir
-from crm_core.compositional import HEADS_FILE, split_criteria
-from crm_core.compositional_heads import CRITERIA_LAYERS, member_prefix, quality_input
+from crm_core.compositional.heads import CRITERIA_LAYERS, member_prefix, quality_input
+from crm_core.compositional.reference import IdfTable, lexical_similarity, reference_similarity, relative_length
+from crm_core.compositional.scorer import HEADS_FILE, split_criteria
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder, make_lean, write_encoder
-from crm_core.model import CRMSpec
 from crm_core.properties import NAMES
-from crm_core.reference import IdfTable, lexical_similarity, reference_similarity, relative_length
+from crm_core.spec import CRMSpec
 from tqdm.auto import tqdm
 
 from crm_train.compositional import phrasings as P
@@ -232,7 +232,7 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
         )
         torch.save({"key": key, "dim": train_t["xa"].shape[1], "state": quality_net.state_dict(), "log": quality_log},
                    stage)  # fmt: skip
-    # 3b: the whole-text reference signals (crm_core.reference), weighted as the config says
+    # 3b: the whole-text reference signals (crm_core.compositional.reference), weighted as the config says
     idf, reference_spread = None, quality_log["reference_boost"].get("spread", 0)
     with_ref = [p for p in pairs if p.reference is not None]
     if with_ref and (config.lexsim_weight or config.length_weight):
@@ -292,7 +292,7 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
 
 
 def criteria_params(net, encoder, config: CompositionalConfig) -> dict[str, torch.Tensor]:
-    """One criteria fit's parameters as crm_core.compositional reads them: head, voice projection, form gate and
+    """One criteria fit's parameters as crm_core.compositional.scorer reads them: head, voice projection, form gate and
     the re-tuned top layer(s) of the encoder."""
     params = linear_params(net.criteria, "criteria") | {"voice_proj": net.voice_proj.weight.detach()}
     if config.form_gate_weight:
@@ -305,7 +305,7 @@ def criteria_params(net, encoder, config: CompositionalConfig) -> dict[str, torc
 
 def linear_params(sequential: torch.nn.Sequential, prefix: str) -> dict[str, torch.Tensor]:
     """The Linear layers of `sequential` as prefix.0.weight, prefix.0.bias, prefix.1.weight, ... (what
-    crm_core.compositional_heads.mlp runs, with GELU between them)."""
+    crm_core.compositional.heads.mlp runs, with GELU between them)."""
     linears = [m for m in sequential if isinstance(m, torch.nn.Linear)]
     return {
         f"{prefix}.{i}.{name}": getattr(m, name).detach() for i, m in enumerate(linears) for name in ("weight", "bias")
@@ -340,7 +340,8 @@ def model_card(spec: CRMSpec) -> str:
     config = spec.extra.get("config", {})
     return "\n".join([
         "# Compositional CRM (USL)", "",
-        "score(c, q, r) = quality(q, r) + sum_k w_k(c) z_k(q, r) + voice(c, q, r); see crm_core/compositional.py.",
+        "score(c, q, r) = quality(q, r) + sum_k w_k(c) z_k(q, r) + voice(c, q, r); see "
+        "crm_core/compositional/scorer.py.",
         f"- encoder: {spec.base_model}, first {spec.max_length} tokens, frozen",
         f"- properties: {', '.join(NAMES)}",
         f"- made by: crm-train with seed {config.get('seed')} on data hash {spec.extra.get('data_hash')}",
@@ -364,8 +365,8 @@ def model_card(spec: CRMSpec) -> str:
            f"weight at least {config.get('lift_from', 0)} and {config.get('lift_share', 0)} of the reading's total)"
            if config.get("soft_strength") else ""),
         "- limits: properties (crm_core/properties.py) and, where a bench has the panel's answers, the lexical and "
-        "length reference signals (crm_core/reference.py, IDF table in reference_idf.json) are measured by code "
-        f"over the whole text; voice and the quality network read the first {spec.max_length} tokens only.",
+        "length reference signals (crm_core/compositional/reference.py, IDF table in reference_idf.json) are measured "
+        f"by code over the whole text; voice and the quality network read the first {spec.max_length} tokens only.",
         ""])  # fmt: skip
 
 

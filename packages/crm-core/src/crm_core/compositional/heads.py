@@ -1,6 +1,6 @@
 """The compositional CRM's small networks, in NumPy: the quality term, the criteria readers' heads and the voice
 (`CompositionalHeads`), and the two sides a score is made of: `ResponseSide` (criteria-free, computed once per
-response) and `CriteriaSide` (what a criteria set contributes). crm_core.compositional reads a CRM folder into
+response) and `CriteriaSide` (what a criteria set contributes). crm_core.compositional.scorer reads a CRM folder into
 them; crm_train.compositional fits them.
 
 The heads may hold several criteria fits ("members"): the first at the top level, the others under `member<m>.`
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from crm_core.phrasing_memory import PhrasingMemory
+from crm_core.compositional.memory import PhrasingMemory
 from crm_core.properties import NAMES
 
 CRITERIA_LAYERS = "criteria_layers."
@@ -93,7 +93,7 @@ class CompositionalHeads:
     by chance and the others do not falls under it; their voices stand side by side (`rank` is the sum), each
     counted 1 / members.
 
-    With a `memory` (crm_core.phrasing_memory), a criterion whose sentence embedding sits among training
+    With a `memory` (crm_core.compositional.memory), a criterion whose sentence embedding sits among training
     phrasings that agree on one property weighs that property, where the readers weigh another one most.
 
     `soft_strength` (with a memory, which knows how the readers weigh training phrasings of each property) sets

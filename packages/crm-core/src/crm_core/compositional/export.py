@@ -1,4 +1,4 @@
-"""Export a compositional CRM's encoders to ONNX (crm_core.compositional_onnx serves them), written only when its
+"""Export a compositional CRM's encoders to ONNX (crm_core.compositional.onnx serves them), written only when its
 decisions agree with the PyTorch CRM's (`ParityReport`) on sample pairs under a fixed list of criteria."""
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from typing import Literal
 import numpy as np
 
 from crm_core.atomic import atomic_dir
-from crm_core.compositional import CompositionalScorer
-from crm_core.compositional_onnx import (
+from crm_core.compositional.onnx import (
     ENCODER_GRAPH,
     PARTS_DIR,
     PARTS_FILE,
     READERS_GRAPH,
 )
-from crm_core.onnx import PARITY_FILE, SAMPLE_PAIRS, ParityReport, keep_parity, parity_verdict
+from crm_core.compositional.scorer import CompositionalScorer
+from crm_core.onnx_common import PARITY_FILE, SAMPLE_PAIRS, ParityReport, keep_parity, parity_verdict, quantize_int8
 from crm_core.spec import Pair
 
 # criteria the parity gate reads every sample pair under: silence, each kind of property, voice, several at once
@@ -103,10 +103,8 @@ def _export_graphs(scorer, folder: Path, opset: int, readers: bool) -> int:
 
 
 def _quantize(path: Path) -> None:
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
     quantized = path.with_suffix(".int8.onnx")
-    quantize_dynamic(str(path), str(quantized), weight_type=QuantType.QInt8, per_channel=True)
+    quantize_int8(path, quantized)
     os.replace(quantized, path)
 
 

@@ -20,20 +20,8 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from crm_core.prompts import Encoded, PromptBuilder
-from crm_core.spec import (  # noqa: F401 (CRM_FILE, the label tuples and Kind are imported from here too)
-    CRM_FILE,
-    LENGTH_SLOPE,
-    PAIR_LABELS,
-    PAIR_LABELS_WITH_TIE,
-    POINT_LABELS,
-    CRMSpec,
-    Kind,
-    Objective,
-    Pair,
-    PairScores,
-    Scorer,
-)
+from crm_core.cross_encoder.prompts import Encoded, PromptBuilder
+from crm_core.spec import CRMSpec, Pair, PairScores
 
 
 def load_tokenizer(folder: str | os.PathLike) -> Any:
@@ -42,26 +30,6 @@ def load_tokenizer(folder: str | os.PathLike) -> Any:
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(folder, fix_mistral_regex=False)
-
-
-def pair_context(row: dict[str, Any]) -> str | list[dict]:
-    """What a pairs-file row's responses answer: side A's conversation before its final answer, or the prompt
-    when that conversation does not end with the user."""
-    history = row["model_a"][:-1]
-    return history if history and history[-1]["role"] == "user" else row["prompt"]
-
-
-def pairs_from_frame(frame: Any, with_criteria: bool = True) -> list[Pair]:
-    """Scoring inputs for the rows of a pairs frame (crm_core.data.load_pairs)."""
-    return [
-        Pair(
-            list(row["criteria"]) if with_criteria else [],
-            pair_context(row),
-            row["model_a"][-1]["content"],
-            row["model_b"][-1]["content"],
-        )
-        for row in frame.iter_rows(named=True)
-    ]
 
 
 def length_feature(words: int) -> float:
@@ -185,7 +153,7 @@ class CrossEncoderScorer(ABC):
         return self.point_scores([build(list(criteria), q, r, list(dislikes)) for q, r in items], batch_size)
 
     def point_scores(self, encoded: Sequence[Encoded], batch_size: int = 16, progress: bool = False) -> np.ndarray:
-        """Pointwise checkpoints: the score of each pointwise input (crm_core.model.point_scores)."""
+        """Pointwise checkpoints: the score of each pointwise input (crm_core.cross_encoder.model.point_scores)."""
         return point_scores(self.logits(encoded, batch_size, progress), [e.words[0] for e in encoded])
 
 

@@ -28,16 +28,16 @@ import torch
 from accelerate import Accelerator
 from accelerate.utils import set_seed
 from crm_core.atomic import atomic_dir
-from crm_core.model import save_crm
-from crm_core.prompts import PromptBuilder
+from crm_core.cross_encoder.model import save_crm
+from crm_core.cross_encoder.prompts import PromptBuilder
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 from transformers import get_cosine_schedule_with_warmup
 
-from crm_train.config import TrainConfig
-from crm_train.examples import build_examples, collate, encode_examples, read_pairs, split_by_prompt
-from crm_train.modeling import build_model, classification_head
-from crm_train.noise import read_noise_pool
+from crm_train.cross_encoder.config import TrainConfig
+from crm_train.cross_encoder.examples import build_examples, collate, encode_examples, read_pairs, split_by_prompt
+from crm_train.cross_encoder.modeling import build_model, classification_head
+from crm_train.cross_encoder.noise import read_noise_pool
 
 STATE_FILE = "trainer_state.json"
 
@@ -51,7 +51,7 @@ def batch_loss(model: Any, batch: dict[str, torch.Tensor], objective: str) -> tu
     if objective == "pairwise":
         return torch.nn.functional.cross_entropy(logits, labels, reduction="none"), logits.argmax(-1) == labels
     scores = logits[:, 0]
-    if logits.shape[1] == 2:  # score + length slope x length feature, as crm_core.model.point_scores
+    if logits.shape[1] == 2:  # score + length slope x length feature, as crm_core.cross_encoder.model.point_scores
         scores = scores + logits[:, 1] * batch["length_feature"]
     margin = scores[: len(labels)] - scores[len(labels) :]
     return -torch.nn.functional.logsigmoid(margin), margin > 0

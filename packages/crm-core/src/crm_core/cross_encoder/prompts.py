@@ -18,10 +18,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
-PROMPT_FORMAT_VERSION = 2  # v2: each response's label states its length in words
-Style = Literal["chat", "segments"]
+from crm_core.spec import PromptFormat
 
 INSTRUCTION = (
     "You are judging which of two AI assistant responses a user prefers. The user has stated their own "
@@ -43,17 +42,6 @@ SENTINEL = "\x00CRM-CONTENT\x00"
 
 class PromptBudgetError(ValueError):
     """The parts that are never cut (criteria, instructions) do not fit the model's max_length."""
-
-
-@dataclass(frozen=True)
-class PromptFormat:
-    """How a checkpoint turns criteria and responses into tokens; stored in its crm.json."""
-
-    style: Style
-    max_length: int
-    version: int = PROMPT_FORMAT_VERSION
-    min_response_tokens: int = 24
-    history_fraction: float = 0.25  # at most this share of max_length goes to turns before the final user turn
 
 
 @dataclass

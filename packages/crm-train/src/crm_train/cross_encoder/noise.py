@@ -4,7 +4,7 @@ Each function takes the pair's criteria and a seeded `random.Random` and returns
 label. `remove` keeps each criterion with probability `keep` (the winner is still the winner under fewer
 criteria); `add` appends criteria of unrelated pairs (irrelevant criteria must not move the verdict); `replace`
 swaps a minority of the criteria for the loser's or unrelated ones, so most still point to the winner. The
-label-flipping use of the loser's criteria is the "reverse" direction, in crm_train.examples.
+label-flipping use of the loser's criteria is the "reverse" direction, in crm_train.cross_encoder.examples.
 """
 
 from __future__ import annotations

@@ -18,12 +18,13 @@ from typing import Any
 
 import polars as pl
 import torch
+from crm_core.cross_encoder.model import length_feature, pad_batch
+from crm_core.cross_encoder.prompts import PromptBudgetError, PromptBuilder
 from crm_core.data import load_pairs, rejected_problems, report_rejected
-from crm_core.model import length_feature, pad_batch, pair_context
-from crm_core.prompts import PromptBudgetError, PromptBuilder
+from crm_core.spec import pair_context
 
-from crm_train.config import TrainConfig
-from crm_train.noise import apply_noise
+from crm_train.cross_encoder.config import TrainConfig
+from crm_train.cross_encoder.noise import apply_noise
 
 LABEL_OF = {"model_a": 0, "model_b": 1, "tie": 2}
 

@@ -13,13 +13,13 @@
 - quality(q, r): a criteria-free preference read from the response and query embeddings, the properties and,
   where the bench has answers of the reference panel (crm.json `reference_models`, several strong models) to the
   query, the response's mean similarity to those answers other than its own (embedding cosine; lexical TF-IDF
-  cosine and relative length over the whole text, crm_core.reference). No answer is compared with itself and no
-  single model is the reference, so no model on a board is favoured by construction.
+  cosine and relative length over the whole text, crm_core.compositional.reference). No answer is compared with
+  itself and no single model is the reference, so no model on a board is favoured by construction.
 A pair is judged by `judged_logit`: criteria tune quality, they do not replace it (see there).
 Everything about (q, r) is computed once per response; a new criteria set costs one encoding of each criterion,
 so a leaderboard over every stored response is arithmetic. The folder: crm.json (kind "compositional"), heads
-.safetensors (the small networks, run in NumPy by crm_core.compositional_heads, and the re-tuned layer), encoder/
-(MiniLM, float16 weights; crm_core.encoder) and, once exported, onnx/ (crm_core.compositional_onnx). With
+.safetensors (the small networks, run in NumPy by crm_core.compositional.heads, and the re-tuned layer), encoder/
+(MiniLM, float16 weights; crm_core.encoder) and, once exported, onnx/ (crm_core.compositional.onnx). With
 $USL_EMBEDDINGS set to an embedding store, response vectors already in it are reused.
 """
 
@@ -35,19 +35,26 @@ from pathlib import Path
 
 import numpy as np
 
-from crm_core.compositional_heads import (
+from crm_core.compositional.heads import (
     CRITERIA_LAYERS,
     CompositionalHeads,
     CriteriaSide,
     ResponseSide,
     member_params,
 )
-from crm_core.compositional_onnx import OnnxPartsEncoder, has_parts
+from crm_core.compositional.memory import PhrasingMemory
+from crm_core.compositional.onnx import OnnxPartsEncoder, has_parts
+from crm_core.compositional.reference import (
+    IDF_FILE,
+    IdfTable,
+    lexical_similarity,
+    panel_means,
+    panel_similarity,
+    relative_length,
+)
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder
-from crm_core.model import CRMSpec, Pair, PairScores
-from crm_core.phrasing_memory import PhrasingMemory
 from crm_core.properties import measure_many
-from crm_core.reference import IDF_FILE, IdfTable, lexical_similarity, panel_means, panel_similarity, relative_length
+from crm_core.spec import CRMSpec, Pair, PairScores
 
 HEADS_FILE = "heads.safetensors"
 SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
@@ -98,7 +105,7 @@ class CompositionalScorer:
     weights_file = HEADS_FILE
 
     def __init__(self, folder: str | Path, threads: int | None = None, backend: str = "torch"):
-        """backend 'onnx' runs the encoders through the folder's ONNX export (crm_core.compositional_onnx),
+        """backend 'onnx' runs the encoders through the folder's ONNX export (crm_core.compositional.onnx),
         'auto' does so when the folder has one."""
         from safetensors.numpy import load
 
@@ -153,7 +160,7 @@ class CompositionalScorer:
         extra = self.spec.extra
         self.reference_models = list(extra.get("reference_models") or filter(None, [extra.get("reference_model")]))
         self.skip_own_reference = "reference_models" in extra
-        self.idf = IdfTable.load(self.folder)  # lexical similarity to the reference (crm_core.reference)
+        self.idf = IdfTable.load(self.folder)  # lexical similarity to the reference (crm_core.compositional.reference)
         # what a response's side depends on (heads, encoder, reference model and IDF table), not the serving
         # settings: a saved bench table survives a change of those
         digest = hashlib.sha256(heads_bytes)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from crm_core.model import LENGTH_SLOPE, PAIR_LABELS, PAIR_LABELS_WITH_TIE, CRMSpec
+from crm_core.cross_encoder.qwen import CHATML_TEMPLATE, cached_qwen_tokenizer
 from crm_core.paths import cache_dir
-from crm_core.qwen import CHATML_TEMPLATE, cached_qwen_tokenizer
+from crm_core.spec import LENGTH_SLOPE, PAIR_LABELS, PAIR_LABELS_WITH_TIE, CRMSpec
 
-from crm_train.config import TrainConfig
+from crm_train.cross_encoder.config import TrainConfig
 
 ENCODER_TYPES = {"bert", "roberta", "xlm-roberta", "deberta", "deberta-v2", "electra", "modernbert", "distilbert"}
 TINY_QWEN3 = dict(

@@ -1,10 +1,10 @@
 """The compositional CRM's encoders under ONNX Runtime: the encoder that serves them (the export and its parity
-gate are crm_core.compositional_export).
+gate are crm_core.compositional.export).
 
 In the CRM folder's `onnx/`: `encoder.onnx` (MiniLM: token ids -> the mean-pooled unit vector, and the token
 states entering the first re-tuned layer) and, in a float32 export, `readers.onnx` (those states -> every criteria
 fit's own top layer(s) and pooling: (n, fits, 384)); a criterion then runs the shared lower layers once, not once
-per fit. The heads (crm_core.compositional) stay in NumPy.
+per fit. The heads (crm_core.compositional.scorer) stay in NumPy.
 
 `int8` quantizes the response encoder only (dynamic int8 weights, per output channel: per-tensor int8 bent
 MiniLM's vectors to a mean cosine of 0.958 with the float ones, per-channel to 0.994; 200 AlpacaEval answers) and
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from crm_core.encoder import ENCODER_DIR, ENCODER_FILE, PooledEncoder, pad_batch
-from crm_core.onnx import providers
+from crm_core.onnx_common import providers
 
 PARTS_DIR = "onnx"
 ENCODER_GRAPH = "encoder.onnx"
