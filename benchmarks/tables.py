@@ -1,6 +1,8 @@
-"""The result tables of README.md, docs/internals.md and docs/experiments.md, generated from the raw results, so the
-documents never quote a number the results files do not hold. Each table sits between `<!-- table:NAME -->` and
-`<!-- /table:NAME -->` in one of the documents.
+"""The result tables of README.md, docs/internals.md and docs/experiments.md that follow the shipped CRM and the
+product's benchmarks, generated from the raw results, so the documents never quote a number the results files do not
+hold when a benchmark or the CRM changes. Each table sits between `<!-- table:NAME -->` and `<!-- /table:NAME -->` in
+one of the documents. Tables of finished experiments are plain text in docs/experiments.md (their raw results stay in
+training/experiments/results/, beside the script that wrote them).
 
     uv run python benchmarks/tables.py           # rewrite the tables in the documents
     uv run python benchmarks/tables.py --check   # exit 1 if one is out of date (a test runs this)
@@ -25,9 +27,6 @@ THROUGHPUT_LABELS = {
     "onnx-fp32": "engine, ONNX Runtime fp32",
     "onnx-int8": "engine, ONNX Runtime int8 (what the Space runs)",
 }
-
-
-HUMAN_SETS = ("auto_j", "hh_rlhf", "webgpt", "pandalm")  # the human test sets, in the order every table gives them
 
 
 def _load(name: str) -> dict:
@@ -270,349 +269,20 @@ def instant_table() -> str:
     return "\n".join(lines)
 
 
-def quality_table() -> str:
-    r = _load("quality_variants.json")
-    lines = [
-        "Quality term alone (no criteria), frozen MiniLM features (128 tokens). Selection: validation columns and "
-        "the training half (a development set); the evaluation half is the test.",
-        "",
-        "| variant | val: annotations / human | dev tau vs LC | test tau vs LC (discrete) | test agreement with "
-        "GPT-4-turbo | test margin over longer-wins: auto_j / hh_rlhf / webgpt / pandalm |",
-        "|---|---|---|---|---|---|",
-    ]
-    for name, v in r.items():
-        if name == "reference boost":
-            continue
-        test = v["leaderboard_evaluation_half"]
-        val, human = v.get("validation"), v.get("human_test")
-        val_text = f"{val['annotations']:.3f} / {val['human']:.3f}" if val else ""
-        keys = HUMAN_SETS
-        margins = " / ".join(f"{human[k]['margin']:+.3f}" for k in keys) if human else ""
-        lines.append(
-            f"| {name} | {val_text} | {v['leaderboard_training_half']['tau_vs_lc']:.3f} | {test['tau_vs_lc']:.3f} "
-            f"({test['tau_discrete_vs_lc']:.3f}) | {test['gpt4_turbo_agreement']['accuracy']:.3f} | "
-            f"{margins} |"
-        )
-    grid = r.get("reference boost")
-    if grid:
-        lines += ["", "Reference-similarity boost (`refsim_boost`), chosen on development data only: held-out models "
-                  "(the non-default models in three folds, each ranked by a fit on the others) and the training half. "
-                  f"Chosen: {grid['chosen']:g}.", "",
-                  "| boost | held-out models tau | dev tau (training half) | development mean | test tau |",
-                  "|---|---|---|---|---|"]  # fmt: skip
-        for boost, g in grid.items():
-            if boost != "chosen":
-                lines.append(f"| {float(boost):g} | {g['held_out_models_tau']:.3f} | "
-                             f"{g['training_half_default_tau']:.3f} | {g['development_mean']:.3f} | "
-                             f"{g['evaluation_half_tau']:.3f} |")  # fmt: skip
-    return "\n".join(lines)
-
-
-QUALITY_WINDOWS = {128: "quality_variants.json", 256: "quality_variants_t256.json", 512: "quality_variants_t512.json"}
-
-
-def quality_window_table() -> str:
-    """The quality term's token window side by side (`quality_variants.py --max-tokens N`): the shipped variant at
-    the shipped boost, reference similarity alone, and the boost each window's development grid would choose."""
-    lines = ["Token window of the frozen MiniLM features (query, response and the reference's answer), quality term "
-             "alone; development columns choose, the evaluation half (test) is reported after "
-             "(`quality_variants.py --max-tokens N`):", "",
-             "| tokens | val: annotations / human | dev tau (boost 30) | reference similarity alone: dev tau | "
-             "boost the grid chooses: development mean | test tau (boost 30) | test tau, reference similarity alone "
-             "| test tau at the chosen boost | test margin over longer-wins: auto_j / hh_rlhf / webgpt / pandalm |",
-             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
-    for tokens, name in QUALITY_WINDOWS.items():
-        if not (RESULTS / name).is_file() and not (EXPERIMENT_RESULTS / name).is_file():
-            continue
-        r = _load(name)
-        v, alone, grid = r[next(iter(r))], r["reference similarity alone"], r["reference boost"]  # first: shipped
-        chosen = grid[str(grid["chosen"])]
-        margins = " / ".join(f"{v['human_test'][k]['margin']:+.3f}" for k in HUMAN_SETS)
-        lines.append(f"| {tokens} | {v['validation']['annotations']:.3f} / {v['validation']['human']:.3f} | "
-                     f"{v['leaderboard_training_half']['tau_vs_lc']:.3f} | "
-                     f"{alone['leaderboard_training_half']['tau_vs_lc']:.3f} | {grid['chosen']:g}: "
-                     f"{chosen['development_mean']:.3f} | {v['leaderboard_evaluation_half']['tau_vs_lc']:.3f} | "
-                     f"{alone['leaderboard_evaluation_half']['tau_vs_lc']:.3f} | {chosen['evaluation_half_tau']:.3f} | "
-                     f"{margins} |")  # fmt: skip
-    return "\n".join(lines)
-
-
-def quality_finetune_table() -> str:
-    """Frozen features + head against MiniLM's top layers fine-tuned with it, same pairs (`quality_finetune.py`)."""
-    r = _load("quality_finetune.json")
-    pairs, layers = sum(r["training_pairs"].values()), r["args"]["layers"]
-    lines = [f"The quality network alone (no reference signals), {pairs:,} training pairs drawn from the shipped "
-             f"quality data, {r['max_tokens']} tokens; `tuned` starts from the frozen head and fine-tunes it with "
-             f"MiniLM's top {layers} layers (`quality_finetune.py`). Validation and the training half are "
-             "development data; the human test sets are tests:", "",
-             "| variant | val: annotations / human | dev tau vs LC (training half) | fit | test margin over "
-             "longer-wins: auto_j / hh_rlhf / webgpt / pandalm |", "|---|---|---|---|---|"]  # fmt: skip
-    for name in ("frozen", "tuned"):
-        v = r[name]
-        margins = " / ".join(f"{v['human_test'][k]['margin']:+.3f}" for k in HUMAN_SETS)
-        if name == "frozen":
-            fit = f"{len(v['fit']['history'])} epochs of the head, {v['seconds']:.0f} s"
-        else:
-            epochs = [h for h in v["fit"]["history"] if h["epoch"] >= 0]
-            fit = (f"{len(epochs)} epochs, {sum(h['seconds'] for h in epochs) / 60:.0f} min (+ token states "
-                   f"{v['token_states_seconds'] / 60:.0f} min); val loss {v['fit']['history'][0]['val_loss']:.4f} -> "
-                   f"{v['fit']['best_val_loss']:.4f}")  # fmt: skip
-        lines.append(f"| {name} | {v['validation_gpt4_turbo']:.3f} / {v['validation_human']:.3f} | "
-                     f"{v['leaderboard_training_half']['tau_vs_lc']:.3f} | {fit} | {margins} |")  # fmt: skip
-    return "\n".join(lines)
-
-
-def quality_smollm2_table() -> str:
-    """MiniLM and SmolLM2 as frozen quality backbones, same pairs and head (`quality_smollm2.py`)."""
-    r = _load("quality_smollm2.json")
-    pairs = sum(r["training_pairs"].values())
-    names = {"minilm_frozen": "MiniLM (all-MiniLM-L6-v2), the shipped backbone",
-             "smollm2_layer20": "SmolLM2-135M-Instruct (Q4_1 GGUF, dequantized), layer 20 of 30",
-             "smollm2_layer30": "SmolLM2-135M-Instruct (Q4_1 GGUF, dequantized), last layer"}  # fmt: skip
-    lines = [f"The quality network alone (no reference signals) on frozen features of each backbone, {pairs:,} "
-             f"training pairs drawn from the shipped quality data, {r['args']['max_tokens']} tokens "
-             f"(`quality_smollm2.py`; {r['validation_pairs']:,} validation pairs: every human one, every "
-             f"{r['args']['gpt4_validation_every']}th GPT-4-turbo one). Validation is development data; the human "
-             "test sets are tests (margin over longer-wins; in brackets the standard error of the accuracy):", "",
-             "| backbone | val: annotations / human | test margin: auto_j | hh_rlhf | webgpt | pandalm |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
-    for key, label in names.items():
-        v = r[key]
-        cells = [f"{v['human_test'][k]['margin']:+.3f} ({v['human_test'][k]['crm']['se']:.3f})"
-                 for k in HUMAN_SETS]  # fmt: skip
-        lines.append(
-            f"| {label} | {v['validation_gpt4_turbo']:.3f} / {v['validation_human']:.3f} | " + " | ".join(cells) + " |"
-        )
-    return "\n".join(lines)
-
-
-def reference_table() -> str:
-    r = _load("reference_signals.json")
-    chosen = r["chosen"]
-    lines = ["Whole-text reference signals (`lexsim_weight`, `length_weight`), chosen on development data only (the "
-             "mean of the two dev columns); the evaluation half is scored after the choice.", "",
-             "| lexsim weight | length weight | held-out models tau | dev tau (training half) | development mean |",
-             "|---|---|---|---|---|"]  # fmt: skip
-    for g in r["grid"].values():
-        mark = " (chosen)" if g == chosen else ""
-        lines.append(f"| {g['lexsim_weight']:g}{mark} | {g['length_weight']:g} | {g['held_out_models_tau']:.3f} | "
-                     f"{g['training_half_default_tau']:.3f} | {g['development_mean']:.3f} |")  # fmt: skip
-    lines += ["", "| evaluation half | tau vs LC (discrete) | tau vs raw win rate | agreement with GPT-4-turbo |",
-              "|---|---|---|---|"]  # fmt: skip
-    for name, e in r["evaluation_half"].items():
-        lex, length = name.split("/")
-        label = f"lexsim {float(lex):g}, length {float(length):g}" + (" (no whole-text signal)" if name == "0.0/0.0"
-                                                                       else "")  # fmt: skip
-        lines.append(f"| {label} | {e['tau_vs_lc']:.3f} ({e['tau_discrete_vs_lc']:.3f}) | "
-                     f"{e['tau_vs_raw_win_rate']:.3f} | {e['gpt4_turbo_agreement']['accuracy']:.3f} |")  # fmt: skip
-    return "\n".join(lines)
-
-
-def concise_table() -> str:
-    r = _load("criteria_leaderboards.json")
-    lines = ['Under "Prefer short, concise answers." (805 queries x 40 models, shipped CRM):', "",
-             "| rank | model | win rate | average words | rank with no criteria |",
-             "|---|---|---|---|---|"]  # fmt: skip
-    for row in r["concise_top10"]:
-        lines.append(f"| {row['rank']} | {row['model']} | {row['win_rate']:.3f} | {row['avg_words']:.1f} | "
-                     f"{row['general_rank']} |")  # fmt: skip
-    return "\n".join(lines)
-
-
-def length_tradeoff_table() -> str:
-    """Oracle length weights under the two quality terms (`training/experiments/length_tradeoff.py`)."""
-    r = _load("length_tradeoff.json")
-    names = list(r["curves"])
-    lines = [f"Length read perfectly (words weight +s / -s, nothing else; {r['queries']} queries x {r['models']} "
-             "models; the shipped reader gives \"Prefer short, concise answers.\" "
-             f"{r['shipped_concise_words_weight']}): "
-             "Kendall tau between the detailed and concise boards, and the concise board's top 3 with their general "
-             "ranks, under each quality term:", "",
-             "| s | " + " | ".join(f"{n}: tau | {n}: concise top 3 (general rank)" for n in names) + " |",
-             "|---|" + "---|---|" * len(names)]  # fmt: skip
-    for i, point in enumerate(r["curves"][names[0]]):
-        cells = []
-        for name in names:
-            p = r["curves"][name][i]
-            top = ", ".join(f"{t['model']} ({t['general_rank']})" for t in p["concise_top"][:3])
-            cells += [f"{p['tau']:.3f}", top]
-        lines.append(f"| {point['scale']:g} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
 # development-only runs of training/experiments/criteria_shrinkage.py on criteria fits that differ from the shipped
 # config
-CRITERIA_FITS = {
-    "criteria_fit_previous_dev.json": "previous shipped fit (no stray penalty, 27 short general criteria)",
-    "criteria_fit_with_cut_dev.json": "previous fit with the cut inside it (threshold_in_fit)",
-    "criteria_fit_stray_dev.json": "+ stray penalty 1.0",
-    "criteria_fit_more_general_dev.json": "+ more general criteria (silent_extra: 67 short, 365 rubric questions)",
-    "criteria_fit_stray_more_general_dev.json": "+ both",
-    "criteria_fit_gate_domains_general_dev.json": "+ both + form gate, domain phrasings as general",
-    "criteria_fit_gate_dev.json": "+ both + form gate, domain phrasings as form (previous shipped fit)",
-    "criteria_fit_wide_bank_dev.json": "+ the wider phrasing bank (wide_bank: 25,418 phrasings)",
-    "criteria_fit_wide_bank_dsp_dev.json": "+ the wider bank + 12 more phrasings per DSP domain (wide_dsp)",
-    "criteria_fit_wide_bank_dsp_3000_steps_dev.json": "the same, 3,000 steps instead of 2,000",
-    "criteria_fit_wide_bank_dsp_weight_penalty_dev.json": "the same, weight_penalty 0.005 instead of 0.02",
-    "criteria_fit_wide_bank_dsp_layer_lr_dev.json": "the same, criteria_layer_lr 1e-4 instead of 5e-5 (shipped)",
-}
-
-
-def cut(name: str) -> dict:
-    """A criteria_shrinkage.py result's row at the shipped serving cut (weight 0.25, voice 30)."""
-    return next(g for g in _load(name)["development_grid"]
-                if g["weight_threshold"] == 0.25 and g["voice_threshold"] == 30.0)  # fmt: skip
 
 
 # the same runs on the second development bank (criteria_shrinkage.py --second-bank)
-SECOND_BANK_FITS = {
-    "criteria_fit_gate_dev2.json": "previous shipped fit (form gate)",
-    "criteria_fit_wide_bank_dsp_dev2.json": "+ the wider bank + 12 more phrasings per DSP domain",
-    "criteria_fit_wide_bank_dsp_layer_lr_dev2.json": "the same, criteria_layer_lr 1e-4 (shipped)",
-}
 
 
 # the shipped config fitted with three seeds, alone and averaged (criteria_members); both development banks
-SEED_FITS = {
-    "criteria_fit_wide_bank_dsp_layer_lr": "seed 0 (the single fit shipped before)",
-    "criteria_fit_wide_bank_dsp_layer_lr_seed1": "seed 1",
-    "criteria_fit_wide_bank_dsp_layer_lr_seed2": "seed 2",
-    "criteria_fit_members3": "seeds 0-2 averaged (criteria_members 3; shipped before)",
-    "criteria_fit_members3_dsp_stray": "seeds 0-2 averaged, dsp_weights stray (shipped)",
-}
-SEED_COLUMNS = ("silent", "combined", "properties_mean", "properties_min", "dsp_flip_development", "length_board_tau")
-
-
-def criteria_seeds_table() -> str:
-    lines = ["The shipped criteria config with three seeds (seeds 1 and 2 also refit the quality term with their "
-             "seed), development data only, at the serving cut 0.25 / 30; each cell is first bank / second bank "
-             "(`criteria_shrinkage.py --development-only [--second-bank]`; DSP and the length board do not depend on "
-             "the bank):", "",
-             "| criteria fit | silent: unchanged | two or three criteria | property pairs (mean of worse direction) | "
-             "worst property | DSP flip, unseen domain phrasings | length board tau (MT-bench) |",
-             "|---|---|---|---|---|---|---|"]  # fmt: skip
-    rows = {label: (cut(f"{name}_dev.json"), cut(f"{name}_dev2.json")) for name, label in SEED_FITS.items()}
-    singles = [rows[label] for label in list(rows)[:3]]
-    mean = tuple({k: sum(s[b][k] for s in singles) / len(singles) for k in SEED_COLUMNS} for b in (0, 1))
-    for label, (first, second) in [*list(rows.items())[:3], ("mean of the three single fits", mean),
-                                   *list(rows.items())[3:]]:  # fmt: skip
-        cells = [f"{first[k]:.3f} / {second[k]:.3f}" for k in SEED_COLUMNS[:4]]
-        cells += [f"{first[k]:.3f}" for k in SEED_COLUMNS[4:]]
-        lines.append(f"| {label} | {' | '.join(cells)} |")
-    return "\n".join(lines)
 
 
 # composed frames (config composed_bank) against the shipped three readers; both development banks
-FRAME_FITS = {
-    "criteria_fit_members3_dsp_stray": "shipped: three readers, dsp_weights stray",
-    "criteria_fit_members3_composed": "the same + 30,000 composed phrasings (composed_bank 30000)",
-    "criteria_fit_t512": "the same with a 512-token window (max_tokens 512, refsim_boost 100)",
-    "criteria_fit_t256": "the same with a 256-token window (max_tokens 256, refsim_boost 40)",
-}
-
-
-def criteria_frames_table() -> str:
-    lines = ["Other fits of the shipped config (composed frames, the token window), development data only, at the "
-             "serving cut 0.25 / 30; each cell is first bank / second "
-             "bank (`criteria_shrinkage.py --development-only [--second-bank]`):", "",
-             "| criteria fit | silent: unchanged | two or three criteria | property pairs (mean of worse direction) | "
-             "worst property | DSP flip, unseen domain phrasings | length board tau (MT-bench) |",
-             "|---|---|---|---|---|---|---|"]  # fmt: skip
-    for name, label in FRAME_FITS.items():
-        first, second = cut(f"{name}_dev.json"), cut(f"{name}_dev2.json")
-        cells = [f"{first[k]:.3f} / {second[k]:.3f}" for k in SEED_COLUMNS[:3]]
-        cells.append(f"{first['worst_property']} {first['properties_min']:.3f} / "
-                     f"{second['worst_property']} {second['properties_min']:.3f}")  # fmt: skip
-        cells += [f"{first[k]:.3f}" for k in SEED_COLUMNS[4:]]
-        lines.append(f"| {label} | {' | '.join(cells)} |")
-    return "\n".join(lines)
-
-
-def criteria_reader_probe_table() -> str:
-    r = _load("criteria_reader_probe.json")
-    rows = {"minilm_frozen": "MiniLM, frozen sentence embedding",
-            "shipped_reader_0": "shipped reader 0 (re-tuned top layer)",
-            "shipped_reader_1": "shipped reader 1", "shipped_reader_2": "shipped reader 2",
-            "shipped_reader_0_and_minilm_frozen": "shipped reader 0 beside MiniLM frozen (concatenated)",
-            **{k: f"SmolLM2-135M-Instruct (GGUF Q4_1, dequantized), layer {k.removeprefix('smollm2_layer')}, mean "
-                  "pooled" for k in r if k.startswith("smollm2_layer")}}  # fmt: skip
-    lines = [f"Linear probes on frozen criteria features: fitted on {r['train_phrasings']:,} training phrasings, "
-             f"scored on the development banks ({r['development_phrasings']} / {r['second_development_phrasings']} "
-             "phrasings); accuracy, first bank / second bank (`training/experiments/criteria_reader_probe.py`):", "",
-             "| features | polarity (more or less?) | property (which of 23?) |", "|---|---|---|"]  # fmt: skip
-    for key, label in rows.items():
-        if key in r:
-            pol, prop = r[key]["polarity"], r[key]["property"]
-            lines.append(f"| {label} | {pol['development']:.3f} / {pol['second_development']:.3f} | "
-                         f"{prop['development']:.3f} / {prop['second_development']:.3f} |")  # fmt: skip
-    if "smollm2_zero_shot_polarity" in r:
-        z = r["smollm2_zero_shot_polarity"]
-        lines.append(f"| SmolLM2-135M-Instruct asked \"more or less?\" (zero-shot, no probe) | "
-                     f"{z['development']:.3f} / {z['second_development']:.3f} | - |")  # fmt: skip
-    return "\n".join(lines)
-
-
-def criteria_fits_second_bank_table() -> str:
-    return criteria_fits_table(SECOND_BANK_FITS, "the second development phrasing bank, `--second-bank`,")
-
-
-def criteria_fits_table(fits: dict[str, str] | None = None, bank: str = "development phrasing bank") -> str:
-    lines = [f"Criteria fits on development data only ({bank} and general criteria, validation-split "
-             "prompts), at the serving cut 0.25 / 30 (`criteria_shrinkage.py --development-only`; the last two columns "
-             "exist for fits scored after they were added):", "",
-             "| criteria fit | silent: unchanged | two or three criteria | property pairs (mean of worse direction) | "
-             "worst property | DSP flip | DSP flip, unseen domain phrasings | length board tau (MT-bench) |",
-             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
-    for name, label in (fits or CRITERIA_FITS).items():
-        row = cut(name)
-        later = [f"{row[k]:.3f}" if k in row else "-" for k in ("dsp_flip_development", "length_board_tau")]
-        lines.append(f"| {label} | {row['silent']:.3f} | {row['combined']:.3f} | {row['properties_mean']:.3f} | "
-                     f"{row['worst_property']} {row['properties_min']:.3f} | {row['dsp_flip']:.3f} | "
-                     f"{' | '.join(later)} |")  # fmt: skip
-    return "\n".join(lines)
 
 
 # what a domain criterion's property weights may do (dsp_weights), seed 0, one reader; development data
-DOMAIN_WEIGHT_FITS = {
-    "criteria_fit_wide_bank_dsp_layer_lr_dev.json": "free (as before), seed 0",
-    "criteria_fit_dsp_stray_dev.json": "stray: the stray penalty holds them down, seed 0",
-    "criteria_fit_dsp_voice_only_dev.json": "voice_only: DSP rows judged by the voice alone, weights held down, seed 0",
-    "criteria_fit_members3_dev.json": "free, three readers (shipped before)",
-    "criteria_fit_members3_dsp_stray_dev.json": "stray, three readers (shipped)",
-}
-
-
-def domain_weights_table() -> str:
-    lines = ["Property weights of domain criteria (`dsp_weights`), development data only (first development bank), "
-             "at the serving cut 0.25 / 30 (`criteria_shrinkage.py --development-only`):", "",
-             "| dsp_weights | silent: unchanged | two or three criteria | property pairs (mean of worse direction) | "
-             "worst property | DSP flip | DSP flip, unseen domain phrasings | property weight of an unseen domain "
-             "phrasing (sum of abs) | length board tau (MT-bench) |",
-             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
-    for name, label in DOMAIN_WEIGHT_FITS.items():
-        row = cut(name)
-        lines.append(f"| {label} | {row['silent']:.3f} | {row['combined']:.3f} | {row['properties_mean']:.3f} | "
-                     f"{row['worst_property']} {row['properties_min']:.3f} | {row['dsp_flip']:.3f} | "
-                     f"{row['dsp_flip_development']:.3f} | {row['domain_property_weight']:.2f} | "
-                     f"{row['length_board_tau']:.3f} |")  # fmt: skip
-    return "\n".join(lines)
-
-
-def taste_table() -> str:
-    r = _load("taste_votes.json")
-    med = r["median_tau"]
-    counts = list(med["chosen"])
-    lines = [f"{r['visitors']} simulated visitors, {int(100 * r['noise'])}% of votes flipped; median Kendall tau "
-             "between the board and the visitor's true-taste board (805 queries x 40 models).", "",
-             "| pairs | " + " | ".join(f"{c} votes" for c in counts) + " |",
-             "|---" * (len(counts) + 1) + "|"]  # fmt: skip
-    for strategy in ("chosen", "random"):
-        lines.append(f"| {strategy} | " + " | ".join(f"{med[strategy][c]:.3f}" for c in counts) + " |")
-    timing = r["refit_and_rerank_seconds"]
-    lines += ["", f"Chosen pairs reach the random strategy's 20-vote tau after {r['chosen_reaches_random_20_at']} "
-              f"votes; 10 votes lift the median by {r['lift_at_10_votes']:+.3f}. One refit plus the full re-rank: "
-              f"median {timing['median']} s, max {timing['max']} s."]  # fmt: skip
-    return "\n".join(lines)
 
 
 def load_table() -> str:
@@ -694,21 +364,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "report-card": lambda: report_card_table(),
     "compositional": compositional_table,
     "instant": instant_table,
-    "quality": quality_table,
-    "reference": reference_table,
-    "quality-window": quality_window_table,
-    "quality-finetune": quality_finetune_table,
-    "quality-smollm2": quality_smollm2_table,
-    "concise": concise_table,
-    "length-tradeoff": length_tradeoff_table,
-    "taste": taste_table,
-    "criteria-fits": criteria_fits_table,
-    "criteria-fits-second-bank": criteria_fits_second_bank_table,
-    "criteria-seeds": criteria_seeds_table,
-    "criteria-frames": criteria_frames_table,
-    "criteria-reader-probe": criteria_reader_probe_table,
     "compositional-onnx": compositional_onnx_table,
-    "domain-weights": domain_weights_table,
 }
 
 
