@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import cast
 
 from crm_core.compositional.scorer import CompositionalScorer
-from crm_core.data import ALPACA_EVAL_BASELINE, open_bench, read_models_file, skipping_invalid
-from crm_core.data.importers import detect_layout
+from crm_core.data import ALPACA_EVAL_BASELINE, detect_layout, open_bench, read_models_file, skipping_invalid
 from crm_core.guard import check_output, fail
 from crm_core.paths import cache_dir
 

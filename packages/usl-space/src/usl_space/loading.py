@@ -6,8 +6,7 @@ import os
 from pathlib import Path
 
 from crm_core.compositional.onnx import has_parts
-from crm_core.data import Bench, DataValidationError, open_bench, read_models_file
-from crm_core.data.importers import detect_layout
+from crm_core.data import Bench, DataValidationError, detect_layout, open_bench, read_models_file
 from crm_core.loader import load_crm
 from crm_core.paths import cache_dir
 from crm_core.spec import Scorer

@@ -17,8 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import gradio as gr
-from crm_core.data import DataValidationError
-from crm_core.data.importers import responses_by_instruction
+from crm_core.data import DataValidationError, read_model_outputs_json, responses_by_instruction
 
 from usl_space.charts import bar_chart, png, slope_chart
 from usl_space.engine import Engine, Leaderboard
@@ -50,8 +49,6 @@ def parse_upload(engine: Engine, path: str | None, name: str) -> tuple[str, dict
     size = Path(path).stat().st_size
     if size > MAX_UPLOAD_BYTES:
         raise ValueError(f"the file is {size / 2**20:.1f} MB; at most {MAX_UPLOAD_BYTES // 2**20} MB")
-    from crm_core.data.importers import read_model_outputs_json
-
     items = read_model_outputs_json(path)
     name = " ".join((name or "").split()) or str(next((i["generator"] for i in items if i.get("generator")), ""))
     if not name or len(name) > 80 or any(not ch.isprintable() for ch in name):

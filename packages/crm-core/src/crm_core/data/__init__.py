@@ -12,6 +12,7 @@ from crm_core.data.importers import (
     open_bench,
     read_model_outputs_json,
     read_models_file,
+    responses_by_instruction,
 )
 from crm_core.data.lines import RejectedRowsError, report_rejected, skipping_invalid, text_lines, without_nan
 from crm_core.data.pairs import (
@@ -49,6 +50,7 @@ __all__ = [
     "read_models_file",
     "rejected_problems",
     "report_rejected",
+    "responses_by_instruction",
     "skipping_invalid",
     "text_lines",
     "validate_pair",
