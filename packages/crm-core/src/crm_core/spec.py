@@ -1,8 +1,9 @@
-"""What every CRM kind shares: `crm.json` (CRMSpec), a pair to judge (Pair), the scores of many (PairScores), and
-the `Scorer` protocol each kind implements (crm_core.loader.load_crm returns one).
+"""What every CRM kind shares: `crm.json` (CRMSpec, with the cross-encoder's PromptFormat it records), a pair to
+judge (Pair, and pairs from a pairs frame), the scores of many (PairScores), and the `Scorer` protocol each kind
+implements (crm_core.loader.load_crm returns one).
 
-The bottom of crm_core: the scorers (model, onnx, compositional), the Hub helpers and the loader all read these,
-and this module reads none of them.
+The bottom of crm_core: the kinds (crm_core.compositional, crm_core.cross_encoder), the ONNX helpers, the Hub
+helpers and the loader all read these, and this module reads none of them.
 """
 
 from __future__ import annotations
