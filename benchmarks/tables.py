@@ -140,10 +140,28 @@ def _properties(card: dict) -> list[dict]:
     return [v for v in card["properties"]["properties"].values() if v["pairs"]]
 
 
+def _property_accuracy(card: dict) -> float:
+    """A property asked for, more or less of it: the mean over properties of both directions' accuracy."""
+    return sum((v["more"] + v["less"]) / 2 for v in _properties(card)) / len(_properties(card))
+
+
+def headline() -> str:
+    """README's first screen: how good the judge is in one sentence, from the judge table's own results."""
+    r = _load("compositional_report_onnx_int8.json")
+    human = r["human"].values()
+    beats = sum(v["crm"]["accuracy"] > v["longer_wins"]["accuracy"] for v in human)
+    return (
+        f'How good, in short (held-out prompts and phrasings; the table under "How good is the judge"): asked '
+        f"for more or less of a property, it picks the answer with more (or less) of it in "
+        f"{_property_accuracy(r):.3f} of pairs (random 0.5); its general board agrees with AlpacaEval 2.0's "
+        f"length-controlled ranking at Kendall tau {r['leaderboard']['tau_vs_lc']:.3f}; without criteria it beats "
+        f'"the longer answer wins" on {beats} of {len(human)} human preference sets.'
+    )
+
+
 def _judge_column(card: dict, judged: dict) -> list[str]:
     """One column of the judge table: a report card (crm_train.compositional.evaluate) and a judge report entry."""
     p, d, lb, phr = card["properties"], card["dsp"], card["leaderboard"], judged["phrasings"]
-    both = sum((v["more"] + v["less"]) / 2 for v in _properties(card)) / len(_properties(card))
 
     def share(kind: str) -> str:
         rows = [x for x in phr if x["kind"] == kind]
@@ -153,7 +171,7 @@ def _judge_column(card: dict, judged: dict) -> list[str]:
 
     return [
         " / ".join(f"{v['crm']['accuracy']:.3f}" for v in card["human"].values()),
-        f"{both:.3f}",
+        f"{_property_accuracy(card):.3f}",
         f"{p['combined']['accuracy']:.3f}",
         f"{p['silent_agreement']['accuracy']:.3f}",
         f"{d['flip']['accuracy']:.3f}",
@@ -356,6 +374,7 @@ def compositional_onnx_table() -> str:
 
 
 TABLES: dict[str, Callable[[], str]] = {
+    "headline": headline,
     "judge": judge_table,
     "performance": performance_table,
     "load": load_table,
