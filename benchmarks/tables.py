@@ -2,7 +2,8 @@
 product's benchmarks, generated from the raw results, so the documents never quote a number the results files do not
 hold when a benchmark or the CRM changes. Each table sits between `<!-- table:NAME -->` and `<!-- /table:NAME -->` in
 one of the documents. Tables of finished experiments are plain text in docs/experiments.md (their raw results stay in
-training/experiments/results/, beside the script that wrote them).
+training/experiments/results/, beside the script that wrote them). (Just over 400 lines: one renderer per table,
+each spelling out its rows and labels; one file keeps the check that every marked table is current in one place.)
 
     uv run python benchmarks/tables.py           # rewrite the tables in the documents
     uv run python benchmarks/tables.py --check   # exit 1 if one is out of date (a test runs this)
