@@ -1,4 +1,5 @@
-"""The Gradio app, served on 127.0.0.1: through gradio_client, and in headless Chromium (Playwright)."""
+"""The Gradio app, served on 127.0.0.1: through gradio_client, and in headless Chromium (Playwright). (Over 400
+lines: the tests share one served app and its browser, started once per module, which a split would start twice.)"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The compositional CRM: scorer arithmetic, criteria splitting, the instant engine path against the per-pair path,
-saved response sides (stale ones refused), uploads, and the data rules of its training sources."""
+saved response sides (stale ones refused), uploads, and the data rules of its training sources. (Over 400 lines:
+the tests share a module-scoped fixture, a small fitted CRM, that a split would fit twice.)"""
 
 from __future__ import annotations
 
