@@ -292,6 +292,8 @@ def test_the_three_phrasing_banks_share_no_sentence_and_cover_every_steered_prop
     assert not development & train and not development & validation and not train & validation
     second = texts(phrasings.second_development_bank())
     assert not second & (train | validation | development)
+    whole = {t.lower() for t in phrasings.whole_sentences()}  # what `sentence_share` draws from: training only
+    assert len(whole) > 100 and whole < texts(phrasings.training_bank(0, 0, wide=True))
     by_prop = {p.prop: set() for p in phrasings.development_bank()}
     for p in phrasings.development_bank():
         by_prop[p.prop].add(p.sign)

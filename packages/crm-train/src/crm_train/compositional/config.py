@@ -75,6 +75,11 @@ class CompositionalConfig:
         "quality; without it the readers read 9 of the 30 whole length sentences they trained on wrong)",
     )
     direction_margin: float = _f(1.0, "the direction target's margin, in property-weight units")
+    sentence_share: float = _f(
+        0.0,
+        "share of the property rows drawn from the bank's whole sentences (187 of its 19,492 phrasings; the rest "
+        "fill templates with nouns), since visitors type whole sentences (0: every phrasing alike)",
+    )
     form_gate_weight: float = _f(
         1.0,
         "weight of the form gate's loss: a classifier on the criteria embedding that tells a sentence about a "

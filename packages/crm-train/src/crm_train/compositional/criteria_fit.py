@@ -231,6 +231,8 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
     sign = torch.tensor([p.sign for p in data.bank], dtype=torch.float32)
     pairs = {p: np.array(v) for p, v in data.clear.items() if len(v)}
     usable = np.flatnonzero([p in pairs for p in bank_prop])
+    sentences = P.whole_sentences()
+    usable_whole = np.array([i for i in usable if data.bank[i].text in sentences], dtype=np.int64)
     dsp = np.array(data.dsp)
     bce = torch.nn.functional.binary_cross_entropy_with_logits
     per = config.rows_per_phrasing
@@ -245,6 +247,9 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
     for step in tqdm(range(config.criteria_steps), desc="criteria", unit="step"):
         n = config.criteria_phrasings
         prop_phr = rng.choice(usable, n)  # property rows: `per` pairs for each drawn phrasing
+        if config.sentence_share and len(usable_whole):  # visitors type whole sentences: draw more of them
+            whole = rng.random(n) < config.sentence_share
+            prop_phr[whole] = rng.choice(usable_whole, int(whole.sum()))
         gen_phr = rng.choice(data.general, max(4, n // 4), p=data.general_p)
         silent_bank = rng.choice(len(data.bank), n // 2)
         dsp_rows = dsp[rng.integers(len(dsp), size=n // 2 * per)]
