@@ -46,6 +46,34 @@ def test_the_memory_reads_only_where_the_nearest_phrasings_agree_and_are_near():
     assert split.read(unit(1, 0.2)) is None  # 8 of 10 is under 90%
 
 
+def test_a_sentence_the_memory_holds_is_read_as_labelled_whatever_its_neighbours_vote():
+    """A training sentence such as "Don't write an essay." may have another property's phrasings for neighbours:
+    the memory knows its label, so it is read as labelled (typed with another case or without the stop too), and a
+    reader that already reads it so is left alone; a sentence it does not hold goes to the vote."""
+    from crm_core.compositional.memory import text_key
+
+    base = toy_memory()
+    texts = [f"short {i}" for i in range(8)] + ["More emoji, please.", "Emoji everywhere."]
+    texts += [f"general {i}" for i in range(10)]
+    keys = np.array([text_key(t) for t in texts], np.int64)
+    memory = PhrasingMemory(base.vectors, base.labels, base.magnitude, 10, 0.7, 0.6, keys)
+    emoji_text, emoji_vector = "Emoji everywhere.", unit(1, 0.45)
+    assert memory.read(emoji_vector) == (WORDS, -1)  # the vote alone: eight of its ten nearest are about length
+    assert memory.held(emoji_text) == memory.held("  emoji EVERYWHERE") == (EMOJI, 1)
+    assert memory.held("Emoji nowhere.") is None and memory.held("general 3") is None  # not held; held as general
+    greeting = np.zeros(K, np.float32)
+    greeting[NAMES.index("greeting")] = 0.4
+    replaced = memory.override(greeting, emoji_vector, emoji_text)
+    assert replaced[EMOJI] == pytest.approx(1.0) and np.count_nonzero(replaced) == 1
+    assert memory.override(greeting, emoji_vector)[WORDS] == pytest.approx(-2.5)  # no text: the vote
+    right = np.zeros(K, np.float32)
+    right[EMOJI], right[WORDS] = 0.8, -0.3
+    assert np.array_equal(memory.override(right, emoji_vector, emoji_text), right)
+    assert memory.override(-right, emoji_vector, emoji_text)[EMOJI] == pytest.approx(1.0)  # the label's direction
+    without_keys = PhrasingMemory(base.vectors, base.labels, base.magnitude, 10, 0.7, 0.6)
+    assert without_keys.held(emoji_text) is None  # a file made before keys: every sentence by the vote
+
+
 def test_the_memory_overrides_a_misread_property_and_the_reader_keeps_the_direction():
     memory = toy_memory()
     sentence = unit(1, 0.2)
@@ -70,10 +98,12 @@ def test_the_memory_overrides_a_misread_property_and_the_reader_keeps_the_direct
 
 def test_a_saved_memory_loads_the_same_and_leaves_no_partial_file(tmp_path):
     memory = toy_memory()
+    memory.keys = np.arange(len(memory.labels), dtype=np.int64) * 7919
     memory.save(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [MEMORY_FILE]
     loaded = PhrasingMemory.load(tmp_path)
     assert loaded is not None and np.array_equal(loaded.vectors, memory.vectors)
+    assert loaded.keys is not None and np.array_equal(loaded.keys, memory.keys)
     assert (loaded.neighbours, loaded.agreement, loaded.similarity) == (10, pytest.approx(0.7), pytest.approx(0.6))
     assert PhrasingMemory.load(tmp_path / "elsewhere") is None
 
@@ -103,6 +133,8 @@ def test_a_built_memory_is_served_and_changes_the_checkpoint_identity(tmp_path):
     assert scorer.heads.memory.read(scorer.encoder.encode([text])[0]) == (WORDS, -1)
     weights = scorer.criteria_side([text]).weights
     assert int(np.argmax(np.abs(weights))) == WORDS
+    assert scorer.heads.memory.held("keep it brief") == (WORDS, -1)  # and holds the sentence itself, with its label
+    assert scorer.heads.memory.held("Keep it brief, but friendly.") is None
     without = tmp_path / "without"
     shutil.copytree(folder, without)
     (without / MEMORY_FILE).unlink()

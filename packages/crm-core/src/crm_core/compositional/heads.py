@@ -133,11 +133,11 @@ class CompositionalHeads:
         return ResponseSide(z, quality.astype(np.float64), voice)
 
     def criteria_side(self, criteria_vecs: np.ndarray | Sequence[np.ndarray], sentence_vecs: np.ndarray | None = None,
-                      soft: bool = False) -> CriteriaSide:  # fmt: skip
+                      soft: bool = False, texts: Sequence[str] | None = None) -> CriteriaSide:  # fmt: skip
         """`criteria_vecs`: (criteria, 384) embeddings, one array per member (one array alone for one member), each
         from that member's criteria encoder; `sentence_vecs`: (criteria, 384) the response encoder's embeddings of
         the same sentences, which the memory reads (ignored without one); `soft`: the sentences are soft criteria,
-        weighed at `soft_strength`."""
+        weighed at `soft_strength`; `texts`: the sentences themselves, so the memory reads one it holds as labelled."""
         per_member = [criteria_vecs] if isinstance(criteria_vecs, np.ndarray) else list(criteria_vecs)
         if len(per_member) != len(self.members):
             raise ValueError(f"the heads hold {len(self.members)} criteria fits; got embeddings for {len(per_member)}")
@@ -151,7 +151,9 @@ class CompositionalHeads:
             logit = np.mean([mlp(m, "form_gate", v) for m, v in zip(self.members, per_member, strict=True)], axis=0)
             weights = weights * (logit >= self.gate_cut)
         if self.memory is not None and sentence_vecs is not None:
-            weights = np.stack([self.memory.override(w, v) for w, v in zip(weights, sentence_vecs, strict=True)])
+            said = texts if texts is not None else [None] * len(weights)
+            weights = np.stack([self.memory.override(w, v, t)
+                                for w, v, t in zip(weights, sentence_vecs, said, strict=True)])  # fmt: skip
         if soft and self.memory is not None and self.soft_strength > 0:
             weights = np.stack([self.memory.at_strength(w, self.soft_strength, self.lift_from, self.lift_share)
                                 for w in weights])  # fmt: skip

@@ -7,15 +7,20 @@ docs/experiments.md). The memory keeps that embedding for every training phrasin
 direction (general phrasings such as "I'm a nurse." labelled as none), and overrides the reader's reading of a
 sentence only when the nearest phrasings agree strongly on the property and the reader's strongest weight is on
 another: then the sentence weighs that property, in the direction the reader gives it (or, where the reader gives
-it none, the neighbours' majority), as the reader weighs training phrasings of that property (`magnitude`).
+it none, the neighbours' majority), as the reader weighs training phrasings of that property (`magnitude`). A
+sentence the memory holds itself (a training phrasing typed as written, up to case and a final stop) is read as
+labelled, whatever its neighbours vote: "Don't write an essay." has bullets phrasings for neighbours.
 
-The file (`phrasing_memory.npz` in the CRM folder) holds int8 unit vectors, their labels, the magnitudes and the
-rule's settings; crm_train.compositional.memory builds it. A folder without one reads criteria as before.
+The file (`phrasing_memory.npz` in the CRM folder) holds int8 unit vectors, their labels, a key of each text
+(`text_key`), the magnitudes and the rule's settings; crm_train.compositional.memory builds it. A folder without one
+reads criteria as before; a file without keys reads every sentence by the vote.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +28,12 @@ import numpy as np
 
 MEMORY_FILE = "phrasing_memory.npz"
 GENERAL = -1  # the label of a phrasing about no measured property
+
+
+def text_key(text: str) -> int:
+    """A phrasing's key: its text lower-cased, spaces collapsed and a final stop dropped, hashed to 64 bits."""
+    norm = re.sub(r"\s+", " ", text.strip().lower()).rstrip(".!? ")
+    return int(np.frombuffer(hashlib.blake2b(norm.encode(), digest_size=8).digest(), np.int64)[0])
 
 
 def label_of(prop: int, sign: int) -> int:
@@ -38,6 +49,8 @@ class PhrasingMemory:
     neighbours: int = 10  # how many nearest phrasings vote
     agreement: float = 0.7  # the share of them that must agree on one property (general counts as one)
     similarity: float = 0.6  # the cosine the nearest one must reach
+    keys: np.ndarray | None = None  # (n,) int64 text_key of each phrasing (None in files made before keys)
+    _held: dict[int, int] | None = field(default=None, init=False, repr=False)
     _unit: np.ndarray | None = field(default=None, init=False, repr=False)
 
     def read(self, vector: np.ndarray) -> tuple[int, int] | None:
@@ -58,11 +71,33 @@ class PhrasingMemory:
         about = labels[(labels != GENERAL) & (labels // 2 == best)]
         return best, int(np.sign(np.sum(np.where(about % 2 == 1, 1, -1))))
 
-    def override(self, weights: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    def held(self, text: str) -> tuple[int, int] | None:
+        """(property index, direction) of the labelled phrasing that is this sentence, if the memory holds one."""
+        if self.keys is None:
+            return None
+        if self._held is None:  # a key that two labels share is no answer
+            labels: dict[int, set[int]] = {}
+            for key, label in zip(self.keys.tolist(), self.labels.tolist(), strict=True):
+                labels.setdefault(key, set()).add(label)
+            self._held = {k: next(iter(v)) for k, v in labels.items() if len(v) == 1 and GENERAL not in v}
+        label = self._held.get(text_key(text))
+        return None if label is None else (label // 2, 1 if label % 2 else -1)
+
+    def override(self, weights: np.ndarray, vector: np.ndarray, text: str | None = None) -> np.ndarray:
         """One criterion's property weights, replaced by the memory's reading where the nearest phrasings agree on
         a property and the reader's strongest weight is on another (or it gives none). The reader tells the
         direction better than the memory (docs/experiments.md): its sign on that property is kept where it has
-        one, the neighbours' majority is taken where it has none."""
+        one, the neighbours' majority is taken where it has none. A sentence the memory holds (`text` given) is
+        read as labelled."""
+        held = self.held(text) if text is not None else None
+        if held is not None:
+            prop, sign = held
+            strongest = int(np.argmax(np.abs(weights)))
+            if weights[strongest] != 0 and strongest == prop and np.sign(weights[prop]) == sign:
+                return weights
+            out = np.zeros_like(weights)
+            out[prop] = sign * self.magnitude[prop, int(sign > 0)]
+            return out
         reading = self.read(vector)
         if reading is None:
             return weights
@@ -108,9 +143,11 @@ class PhrasingMemory:
         path = Path(folder) / MEMORY_FILE
         partial = path.with_name(path.name + ".partial")
         settings = np.array([self.neighbours, self.agreement, self.similarity], np.float32)
+        arrays = {"vectors": self.vectors, "labels": self.labels, "magnitude": self.magnitude, "settings": settings}
+        if self.keys is not None:
+            arrays["keys"] = self.keys
         with open(partial, "wb") as handle:
-            np.savez_compressed(handle, vectors=self.vectors, labels=self.labels, magnitude=self.magnitude,
-                                settings=settings)  # fmt: skip
+            np.savez_compressed(handle, allow_pickle=False, **arrays)
         os.replace(partial, path)
         return path
 
@@ -121,8 +158,9 @@ class PhrasingMemory:
             return None
         with np.load(path) as data:
             neighbours, agreement, similarity = (float(x) for x in data["settings"])
+            keys = data["keys"] if "keys" in data.files else None
             return cls(data["vectors"], data["labels"], data["magnitude"].astype(np.float32), int(neighbours),
-                       agreement, similarity)  # fmt: skip
+                       agreement, similarity, keys)  # fmt: skip
 
 
 def _unsure(read: float, target: float, total: float, lift_from: float, lift_share: float) -> bool:

@@ -206,7 +206,7 @@ class CompositionalScorer:
         members = len(self.heads.members)
         vecs = np.stack([self._criteria_cache(t) for t in texts]) if texts else np.zeros((0, members, 384), np.float32)
         sentences = np.stack([self._sentence_cache(t) for t in texts]) if texts and self.heads.memory else None
-        return self.heads.criteria_side([vecs[:, m] for m in range(members)], sentences, soft)
+        return self.heads.criteria_side([vecs[:, m] for m in range(members)], sentences, soft, texts)
 
     def response_side(
         self,

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from crm_core.compositional.memory import GENERAL, MEMORY_FILE, PhrasingMemory, label_of, quantize
+from crm_core.compositional.memory import GENERAL, MEMORY_FILE, PhrasingMemory, label_of, quantize, text_key
 from crm_core.compositional.scorer import CompositionalScorer
 from crm_core.properties import NAMES
 from tqdm.auto import tqdm
@@ -65,7 +65,8 @@ def build_memory(folder: Path, texts: list[str], labels: np.ndarray, neighbours:
     scorer.heads.memory = None
     vectors = quantize(scorer.encoder.encode(texts, batch_size=64, progress=progress))
     magnitude = reader_magnitudes(scorer, texts, labels, per_label, progress=progress)
-    memory = PhrasingMemory(vectors, labels, magnitude, neighbours, agreement, similarity)
+    keys = np.array([text_key(t) for t in texts], np.int64)
+    memory = PhrasingMemory(vectors, labels, magnitude, neighbours, agreement, similarity, keys)
     memory.save(folder)
     return memory
 
