@@ -102,12 +102,10 @@ def report_card_table(r: dict | None = None) -> str:
 def judge_table() -> str:
     """README's one table of how good the judge is: the shipped CRM as served (ONNX int8) on held-out data beside
     the simple baselines, and the checks of the judge report (benchmarks/judge_report.py); beside it the same folder
-    as the previous stop served it (lift share 0: every soft reading lifted, sure or not), from the same runs."""
+    as the previous stop served it (its phrasing memory without the held-sentence rule), from the same runs."""
     r, j = _load("compositional_report_onnx_int8.json"), _load("judge_report.json")
     before = _load("compositional_report_onnx_int8_previous.json")
-    now = j["crms"]["now"]
-    others = [v for k, v in j["crms"].items() if k.startswith("now,")]
-    previous = next(v for v in others if v["soft_strength"] == now["soft_strength"] and not v["lift_share"])
+    now, previous = j["crms"]["now"], j["crms"]["previous"]
     longer = " / ".join(f"{v['longer_wins']['accuracy']:.3f}" for v in r["human"].values())
     lb = r["leaderboard"]
     targets = [
@@ -130,8 +128,8 @@ def judge_table() -> str:
     shipped, earlier = _judge_column(r, now), _judge_column(before, previous)
     lines = [f"`{r['model']}` as served (ONNX Runtime int8); held-out prompts, validation phrasings never trained on; "
              f"judge report on the {now['queries']} evaluation-half queries, {now['default_models']} default models. "
-             "Previous stop: the same folder lifting every soft reading to the soft strength, sure or not (lift "
-             "share 0).",
+             "Previous stop: the same folder reading every sentence by the phrasing memory's vote, also one the "
+             "memory holds (its memory file without text keys).",
              "", "| measure | shipped CRM | previous stop | baseline or target |", "|---|---|---|---|"]  # fmt: skip
     lines += [f"| {a} | {b} | {c} | {t} |" for (a, t), b, c in zip(targets, shipped, earlier, strict=True)]
     return "\n".join(lines)
