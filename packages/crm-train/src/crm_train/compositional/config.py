@@ -68,18 +68,6 @@ class CompositionalConfig:
         "L2 penalty (mean square) on the weights a phrasing gives to properties it is not about, and on every "
         "weight of a general criterion: a direct target for what the silent rows only reach through pairs",
     )
-    direction_weight: float = _f(
-        0.0,
-        "weight of the direction target: a hinge on the weight each drawn bank phrasing gives its own property, "
-        "which must have the sign the phrasing asks for by `direction_margin` (the pairs reach it only through "
-        "quality; without it the readers read 9 of the 30 whole length sentences they trained on wrong)",
-    )
-    direction_margin: float = _f(1.0, "the direction target's margin, in property-weight units")
-    sentence_share: float = _f(
-        0.0,
-        "share of the property rows drawn from the bank's whole sentences (187 of its 19,492 phrasings; the rest "
-        "fill templates with nouns), since visitors type whole sentences (0: every phrasing alike)",
-    )
     form_gate_weight: float = _f(
         1.0,
         "weight of the form gate's loss: a classifier on the criteria embedding that tells a sentence about a "

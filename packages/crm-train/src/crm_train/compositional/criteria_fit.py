@@ -10,9 +10,8 @@ phrasings it draws. Each step draws fresh rows (the paper's criteria noise, re-d
 - silent rows: a general criterion, or a phrasing about a property the pair barely differs in: the decision must
   stay the criteria-free one (noise "remove": what an irrelevant criterion must not change);
 - DSP rows: under a domain's phrasing, that domain's answer beats the others (voice).
-Optional direct targets: the stray penalty (a phrasing's weights on properties it is not about, and a general
-criterion's on any, should be 0), the direction target (a phrasing's weight on its own property has the sign it asks
-for) and the form gate (a classifier: does this criterion speak about form at all?).
+Two optional direct targets: the stray penalty (a phrasing's weights on properties it is not about, and a general
+criterion's on any, should be 0) and the form gate (a classifier: does this criterion speak about form at all?).
 """
 
 from __future__ import annotations
@@ -200,14 +199,6 @@ def stray_weights(w: torch.Tensor, about: np.ndarray) -> torch.Tensor:
     return (w * stray).pow(2).mean()
 
 
-def missed_direction(w: torch.Tensor, about: np.ndarray, sign: torch.Tensor, margin: float) -> torch.Tensor:
-    """Mean hinge on each bank phrasing's weight for its own property (`about`): 0 once it has the sign the phrasing
-    asks for (`sign`, +1 more / -1 less) by `margin`. The property rows reach the direction only through pairs, where
-    quality often already decides; this says it directly (the labels are known)."""
-    own = w[torch.arange(len(about)), torch.tensor(about)]
-    return torch.relu(margin - sign * own).mean()
-
-
 def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list[dict]]:
     """The fit; returns the net and a loss log (every 100 steps)."""
     torch.manual_seed(config.seed)
@@ -231,8 +222,6 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
     sign = torch.tensor([p.sign for p in data.bank], dtype=torch.float32)
     pairs = {p: np.array(v) for p, v in data.clear.items() if len(v)}
     usable = np.flatnonzero([p in pairs for p in bank_prop])
-    sentences = P.whole_sentences()
-    usable_whole = np.array([i for i in usable if data.bank[i].text in sentences], dtype=np.int64)
     dsp = np.array(data.dsp)
     bce = torch.nn.functional.binary_cross_entropy_with_logits
     per = config.rows_per_phrasing
@@ -247,9 +236,6 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
     for step in tqdm(range(config.criteria_steps), desc="criteria", unit="step"):
         n = config.criteria_phrasings
         prop_phr = rng.choice(usable, n)  # property rows: `per` pairs for each drawn phrasing
-        if config.sentence_share and len(usable_whole):  # visitors type whole sentences: draw more of them
-            whole = rng.random(n) < config.sentence_share
-            prop_phr[whole] = rng.choice(usable_whole, int(whole.sum()))
         gen_phr = rng.choice(data.general, max(4, n // 4), p=data.general_p)
         silent_bank = rng.choice(len(data.bank), n // 2)
         dsp_rows = dsp[rng.integers(len(dsp), size=n // 2 * per)]
@@ -295,11 +281,6 @@ def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list
             drawn_about = np.full(len(phr), -1)
             drawn_about[:o1], drawn_about[o2:o3] = bank_prop[phr[:o1]], bank_prop[phr[o2:o3]]
             loss = loss + config.stray_penalty * stray_weights(w_all, drawn_about)
-        if config.direction_weight:  # and which way it asks: its own weight should carry that sign
-            own = np.r_[np.arange(o1), np.arange(o2, o3)]
-            loss = loss + config.direction_weight * missed_direction(
-                w_all[torch.tensor(own)], bank_prop[phr[own]], sign[torch.tensor(phr[own])], config.direction_margin
-            )
         if config.form_gate_weight:  # bank phrasings and domain criteria (their register) speak about form;
             about_form = torch.ones(len(phr), dtype=torch.bool)  # general criteria do not
             about_form[o1:o2] = False  # the two classes weigh the same

@@ -107,11 +107,6 @@ def training_bank(seed: int = 0, typos_per_phrasing: float = 0.3, wide: bool = F
     return bank + extra
 
 
-def whole_sentences() -> set[str]:
-    """The training bank's whole sentences ("Keep it brief."), as people type them; the rest fill templates."""
-    return {t for table in (TRAIN_SENTENCES, WIDE_SENTENCES) for more, less in table.values() for t in more + less}
-
-
 def validation_bank() -> list[Phrasing]:
     bank = _bank(VALIDATION_NOUNS, VALIDATION_LIKE, VALIDATION_DISLIKE)
     for more, less in LENGTH_VALIDATION_PAIRS:
