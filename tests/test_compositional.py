@@ -35,6 +35,10 @@ def compositional_crm(tmp_path_factory) -> Path:
 def test_split_criteria_reads_sentences_and_dislikes():
     assert split_criteria(["No emojis. Use headings!", "  ", "Be brief"], ["emoji", "  long answers. "]) == [
         "No emojis.", "Use headings!", "Be brief", "I dislike emoji.", "I dislike long answers."]  # fmt: skip
+    # a short reply stays with the question it answers; a longer sentence after a question is a wish of its own
+    assert split_criteria(["Emojis? No thanks. Use headings!", "Can you use tables? Also keep answers short."]) == [
+        "Emojis? No thanks.", "Use headings!", "Can you use tables?", "Also keep answers short."]  # fmt: skip
+    assert split_criteria(["Why?", "Tables? Yes, please!"]) == ["Why?", "Tables? Yes, please!"]
 
 
 def test_spec_kind_is_checked(tmp_path):

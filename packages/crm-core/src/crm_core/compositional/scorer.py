@@ -60,9 +60,20 @@ HEADS_FILE = "heads.safetensors"
 SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
+REPLY_WORDS = 3  # a sentence this short after a question answers it ("Emojis? No thanks."): read with it
+
+
 def split_criteria(criteria: Sequence[str], dislikes: Sequence[str] = ()) -> list[str]:
-    """One string per stated preference: criteria split into sentences, dislikes as 'I dislike X.'."""
-    out = [s.strip() for c in criteria for s in SENTENCE.split(c) if s.strip()]
+    """One string per stated preference: criteria split into sentences (a short reply kept with the question it
+    answers: "Emojis?" alone reads as liking them), dislikes as 'I dislike X.'."""
+    out: list[str] = []
+    for criterion in criteria:
+        start = len(out)
+        for piece in (s.strip() for s in SENTENCE.split(criterion)):
+            if piece and len(out) > start and out[-1].endswith("?") and len(piece.split()) <= REPLY_WORDS:
+                out[-1] = f"{out[-1]} {piece}"
+            elif piece:
+                out.append(piece)
     out += [f"I dislike {d.strip().rstrip('.')}." for d in dislikes if d.strip()]
     return out
 
