@@ -17,6 +17,7 @@ run through the app's own engine (instant path, the CRM as served), for one or m
 The bench is the default models plus the twins and NullModel; `--half evaluation` (the default) ranks the
 AlpacaEval instructions outside the quality term's training half, `--half training` the others (development data:
 choices are made there, with `--phrasings development` and `--gate`; the evaluation half only reports).
+`--phrasings training` uses the training bank's own whole length sentences, read as a visitor types them.
 
     USL_EMBEDDINGS=data/embeddings uv run python benchmarks/judge_report.py --data ../shared/data/usl/alpaca_eval \\
         --model before=runs/crm-before --model now=space/models/crm-compositional \\
@@ -168,9 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--phrasings",
-        choices=["validation", "development"],
+        choices=["validation", "development", "training"],
         default="validation",
-        help="length phrasings: the validation ones (never trained on; for reporting) or our development ones",
+        help="length phrasings: the validation ones (never trained on; for reporting), our development ones, or the "
+        "training bank's 15 pairs of whole length sentences (what a visitor typing them as written gets)",
     )
     parser.add_argument(
         "--gate",
@@ -209,6 +211,10 @@ def main(argv: list[str] | None = None) -> int:
         from crm_train.compositional.phrasings import LENGTH_VALIDATION_PAIRS
 
         pairs = [*LENGTH_VALIDATION_PAIRS, (None, CONCISE_EXTRA)]
+    elif args.phrasings == "training":
+        from crm_train.compositional.phrasings import TRAIN_SENTENCES
+
+        pairs = list(zip(*TRAIN_SENTENCES["words"], strict=True))
     else:  # ours, and the length phrasings of the second development bank, paired in order
         from crm_train.compositional.phrasings import second_development_bank
 
