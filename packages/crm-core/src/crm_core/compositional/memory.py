@@ -90,22 +90,16 @@ class PhrasingMemory:
         one, the neighbours' majority is taken where it has none. A sentence the memory holds (`text` given) is
         read as labelled."""
         held = self.held(text) if text is not None else None
-        if held is not None:
-            prop, sign = held
-            strongest = int(np.argmax(np.abs(weights)))
-            if weights[strongest] != 0 and strongest == prop and np.sign(weights[prop]) == sign:
-                return weights
-            out = np.zeros_like(weights)
-            out[prop] = sign * self.magnitude[prop, int(sign > 0)]
-            return out
-        reading = self.read(vector)
+        reading = held or self.read(vector)
         if reading is None:
             return weights
         prop, sign = reading
         strongest = int(np.argmax(np.abs(weights)))
-        if weights[strongest] != 0 and strongest == prop:
+        readers_sign = int(np.sign(weights[prop]))
+        if weights[strongest] != 0 and strongest == prop and (held is None or readers_sign == sign):
             return weights
-        sign = int(np.sign(weights[prop])) or sign
+        if held is None:  # a vote's direction only where the readers give the property none
+            sign = readers_sign or sign
         if sign == 0:
             return weights
         out = np.zeros_like(weights)
