@@ -28,6 +28,33 @@ def verdict(weights: np.ndarray, prop: int, sign: int) -> str:
     return "right" if np.sign(weights[strongest]) == sign else "wrong direction"
 
 
+def training_read_back(scorer) -> dict:
+    """Verdict counts for training phrasings read back as a visitor typing them would have them read: the soft
+    side (a sentence with never / always / must is a must criterion, counted apart), by the readers alone (no
+    phrasing memory, no soft strength) and as served."""
+    import random
+
+    from crm_core.compositional.scorer import is_must
+    from crm_core.properties import NAMES
+    from crm_train.compositional import phrasings as P
+
+    whole = [P.Phrasing(t, prop, sign) for prop, lists in P.TRAIN_SENTENCES.items()
+             for sign, texts in zip((1, -1), lists, strict=True) for t in texts]  # fmt: skip
+    drawn = random.Random(0).sample(P.training_bank(0, 0.0, wide=True), 1500)
+    heads, out = scorer.heads, {}
+    memory, strength = heads.memory, heads.soft_strength
+    for name, bank in (("whole sentences", whole), ("1,500 of the wide bank", drawn)):
+        out[name] = {"must criteria": sum(is_must(p.text) for p in bank)}
+        for stage in ("readers alone", "as served"):
+            heads.memory, heads.soft_strength = (None, 0.0) if stage == "readers alone" else (memory, strength)
+            said = collections.Counter(verdict(scorer.criteria_sides([p.text])[0].weights, NAMES.index(p.prop), p.sign)
+                                       for p in bank if not is_must(p.text))  # fmt: skip
+            out[name][stage] = dict(said)
+            print(f"{name}, {stage}: {dict(said)}")
+    heads.memory, heads.soft_strength = memory, strength
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     from crm_core.compositional.scorer import CompositionalScorer
     from crm_core.properties import NAMES
@@ -37,8 +64,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", type=Path, default=Path("space/models/crm-compositional"),
                         help="a compositional CRM folder, read as served")  # fmt: skip
     parser.add_argument("--output", type=Path, help="write the results as JSON here")
+    parser.add_argument("--training", action="store_true",
+                        help="instead: the training bank's own phrasings read back (its 120 whole sentences, and "
+                        "1,500 drawn from the wide bank, seed 0), by the readers alone and as served")  # fmt: skip
     args = parser.parse_args(argv)
     scorer = CompositionalScorer(args.model, backend="auto")
+    if args.training:
+        results = training_read_back(scorer)
+        if args.output:
+            args.output.write_text(json.dumps({"model": str(args.model), "training": results}, indent=1) + "\n")
+        return 0
     banks = {"development": P.development_bank(), "second development": P.second_development_bank()}
     results: dict = {}
     for name, bank in banks.items():
