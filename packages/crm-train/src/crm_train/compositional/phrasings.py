@@ -41,6 +41,7 @@ DEVELOPMENT_NOUNS, DEVELOPMENT_GENERAL = _nouns(_DEVELOPMENT["nouns"]), _DEVELOP
 DEVELOPMENT_LIKE, DEVELOPMENT_DISLIKE = _DEVELOPMENT["like"], _DEVELOPMENT["dislike"]
 SECOND_DEVELOPMENT_NOUNS = _nouns(_DEVELOPMENT["second_nouns"])
 SECOND_DEVELOPMENT_LIKE, SECOND_DEVELOPMENT_DISLIKE = _DEVELOPMENT["second_like"], _DEVELOPMENT["second_dislike"]
+UNIT_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["unit_sentences"])
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,12 @@ def development_bank() -> list[Phrasing]:
 
 def second_development_bank() -> list[Phrasing]:
     return _bank(SECOND_DEVELOPMENT_NOUNS, SECOND_DEVELOPMENT_LIKE, SECOND_DEVELOPMENT_DISLIKE)
+
+
+def unit_development_sentences() -> list[Phrasing]:
+    """Whole sentences asking for length in units of text ("Keep it to one paragraph."): a third development set."""
+    return [Phrasing(t, prop, sign) for prop, lists in UNIT_DEVELOPMENT_SENTENCES.items()
+            for sign, texts in zip((1, -1), lists, strict=True) for t in texts]  # fmt: skip
 
 
 RUBRIC_FILE = "preferences/biggen_rubrics/instances.jsonl"
