@@ -17,7 +17,9 @@ run through the app's own engine (instant path, the CRM as served), for one or m
 The bench is the default models plus the twins and NullModel; `--half evaluation` (the default) ranks the
 AlpacaEval instructions outside the quality term's training half, `--half training` the others (development data:
 choices are made there, with `--phrasings development` and `--gate`; the evaluation half only reports).
-`--phrasings training` uses the training bank's own whole length sentences, read as a visitor types them.
+`--phrasings units` pairs the development sentences that ask for length in units of text ("Keep it to one
+paragraph."); `--phrasings training` uses the training bank's own whole length sentences, read as a visitor types
+them.
 
     USL_EMBEDDINGS=data/embeddings uv run python benchmarks/judge_report.py --data ../shared/data/usl/alpaca_eval \\
         --model before=runs/crm-before --model now=space/models/crm-compositional \\
@@ -121,7 +123,7 @@ def judge(engine, ids: list[int], defaults: list[str], lc: dict[str, float], ori
                 "null_model_from_bottom": ranks_from_bottom(rows, JUNK),
             })  # fmt: skip
     result["top5_overlap"] = [{"detailed": d, "concise": c, "shared": len(set(tops[d]) & set(tops[c]))}
-                              for d, c in pairs if d is not None]  # fmt: skip
+                              for d, c in pairs if d is not None and c is not None]  # fmt: skip
     return result
 
 
@@ -169,10 +171,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--phrasings",
-        choices=["validation", "development", "training"],
+        choices=["validation", "development", "units", "training"],
         default="validation",
-        help="length phrasings: the validation ones (never trained on; for reporting), our development ones, or the "
-        "training bank's 15 pairs of whole length sentences (what a visitor typing them as written gets)",
+        help="length phrasings: the validation ones (never trained on; for reporting), our development ones, the "
+        "development sentences asking for length in units of text ('Keep it to one paragraph.'), or the training "
+        "bank's 15 pairs of whole length sentences (what a visitor typing them as written gets)",
     )
     parser.add_argument(
         "--gate",
@@ -215,6 +218,14 @@ def main(argv: list[str] | None = None) -> int:
         from crm_train.compositional.phrasings import TRAIN_SENTENCES
 
         pairs = list(zip(*TRAIN_SENTENCES["words"], strict=True))
+    elif args.phrasings == "units":  # development: length asked in units of text, paired in order
+        from itertools import zip_longest
+
+        from crm_train.compositional.phrasings import unit_development_sentences
+
+        units = unit_development_sentences()
+        more, less = [p.text for p in units if p.sign > 0], [p.text for p in units if p.sign < 0]
+        pairs = list(zip_longest(more, less))
     else:  # ours, and the length phrasings of the second development bank, paired in order
         from crm_train.compositional.phrasings import second_development_bank
 

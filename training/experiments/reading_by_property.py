@@ -1,7 +1,8 @@
 """Where the criteria reader fails, property by property: each development phrasing read as the CRM serves it
-(readers, phrasing memory, soft strength), then sorted into read right, another property strongest, its property
-strongest but the wrong way, or nothing read. The judge report's failures are length wishes, so this says how far
-the served reading of length wishes is from the other properties', and how it fails (docs/experiments.md).
+(readers, phrasing memory, soft strength; the two development banks and the whole sentences asking for length in
+units of text), then sorted into read right, another property strongest, its property strongest but the wrong way,
+or nothing read. The judge report's failures are length wishes, so this says how far the served reading of length
+wishes is from the other properties', and how it fails (docs/experiments.md).
 
     USL_EMBEDDINGS=data/embeddings uv run python training/experiments/reading_by_property.py \\
         --output training/experiments/results/reading_by_property.json
@@ -74,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.output:
             args.output.write_text(json.dumps({"model": str(args.model), "training": results}, indent=1) + "\n")
         return 0
-    banks = {"development": P.development_bank(), "second development": P.second_development_bank()}
+    banks = {"development": P.development_bank(), "second development": P.second_development_bank(),
+             "length in units": P.unit_development_sentences()}  # fmt: skip
     results: dict = {}
     for name, bank in banks.items():
         counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
@@ -89,10 +91,10 @@ def main(argv: list[str] | None = None) -> int:
                          for prop, c in counts.items()}  # fmt: skip
         words = results[name]["words"]
         rest = [c for prop, c in results[name].items() if prop != "words"]
-        share = sum(c.get("right", 0) for c in rest) / sum(c["phrasings"] for c in rest)
+        share = sum(c.get("right", 0) for c in rest) / max(sum(c["phrasings"] for c in rest), 1)
         print(f"{name}: length wishes read right {words.get('right', 0)} of {words['phrasings']} "
-              f"({json.dumps({k: v for k, v in words.items() if k not in ('phrasings', 'right')})}); "
-              f"the other properties {share:.3f}")  # fmt: skip
+              f"({json.dumps({k: v for k, v in words.items() if k not in ('phrasings', 'right')})})"
+              + (f"; the other properties {share:.3f}" if rest else ""))  # fmt: skip
     if args.output:
         args.output.write_text(json.dumps({"model": str(args.model), "banks": results}, indent=1) + "\n")
     return 0
