@@ -102,7 +102,8 @@ def report_card_table(r: dict | None = None) -> str:
 def judge_table() -> str:
     """README's one table of how good the judge is: the shipped CRM as served (ONNX int8) on held-out data beside
     the simple baselines, and the checks of the judge report (benchmarks/judge_report.py); beside it the same folder
-    as the previous stop served it (its phrasing memory without the held-sentence rule), from the same runs."""
+    as the previous stop served it (its phrasing memory before the bank's length-in-units phrasings), from the same
+    runs."""
     r, j = _load("compositional_report_onnx_int8.json"), _load("judge_report.json")
     before = _load("compositional_report_onnx_int8_previous.json")
     now, previous = j["crms"]["now"], j["crms"]["previous"]
@@ -128,8 +129,8 @@ def judge_table() -> str:
     shipped, earlier = _judge_column(r, now), _judge_column(before, previous)
     lines = [f"`{r['model']}` as served (ONNX Runtime int8); held-out prompts, validation phrasings never trained on; "
              f"judge report on the {now['queries']} evaluation-half queries, {now['default_models']} default models. "
-             "Previous stop: the same folder reading every sentence by the phrasing memory's vote, also one the "
-             "memory holds (its memory file without text keys).",
+             "Previous stop: the same folder with its phrasing memory before the training bank's phrasings that ask "
+             "for length in units of text ('One paragraph is enough.').",
              "", "| measure | shipped CRM | previous stop | baseline or target |", "|---|---|---|---|"]  # fmt: skip
     lines += [f"| {a} | {b} | {c} | {t} |" for (a, t), b, c in zip(targets, shipped, earlier, strict=True)]
     return "\n".join(lines)

@@ -139,6 +139,19 @@ def test_a_built_memory_is_served_and_changes_the_checkpoint_identity(tmp_path):
     shutil.copytree(folder, without)
     (without / MEMORY_FILE).unlink()
     assert CompositionalScorer(without).heads.memory is None
+    with pytest.raises(ValueError, match="extend"):  # nothing to grow
+        build_memory(without, texts, labels, backend="torch", progress=False, extend=True)
+    # grown for the same readers over a grown bank: the vectors and weights it had are kept, the new one encoded
+    memory.magnitude = memory.magnitude + 0.5
+    memory.vectors = memory.vectors // 2  # not what the encoder gives: only kept vectors look like this
+    memory.save(folder)
+    grown_texts = [texts[0], "Answer in two short lines.", *texts[1:]]
+    grown_labels = np.insert(labels, 1, label_of(WORDS, -1))
+    grown = build_memory(folder, grown_texts, grown_labels, backend="torch", progress=False, extend=True)
+    assert np.array_equal(np.delete(grown.vectors, 1, axis=0), memory.vectors)
+    assert np.array_equal(grown.magnitude, memory.magnitude)
+    fresh = quantize(scorer.encoder.encode(["Answer in two short lines."]))[0]
+    assert np.abs(grown.vectors[1].astype(int) - fresh).max() <= 1 and grown.held("answer in two short lines")
 
 
 def test_a_soft_criterion_weighs_the_same_whatever_its_wording_and_a_must_counts_as_read(tmp_path):
