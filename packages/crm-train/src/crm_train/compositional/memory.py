@@ -70,7 +70,7 @@ def build_memory(folder: Path, texts: list[str], labels: np.ndarray, neighbours:
     and save the memory in the folder; the reader's weights are measured without any memory. `extend`: grow the
     memory the folder has for the same readers, keeping its vectors (by text key, in order) and its weights and
     encoding only the phrasings it lacks, so that every sentence reads as before unless a new phrasing is among its
-    nearest (a full rebuild moves int8 vectors by a step with the batches, and votes near a tie with them)."""
+    nearest (a text's vector depends a little on the batch it is encoded in, and a vote near a tie with it)."""
     scorer = CompositionalScorer(folder, backend=backend)
     previous = scorer.heads.memory
     scorer.heads.memory = None
