@@ -52,6 +52,12 @@ DEVELOPMENT_PAIRS = [
 ]
 
 
+def length_wishes(bank) -> tuple[list[str], list[str]]:
+    """The texts of a phrasing bank's length wishes: (those asking for more, those asking for less), in order."""
+    words = [p for p in bank if p.prop == "words"]
+    return [p.text for p in words if p.sign > 0], [p.text for p in words if p.sign < 0]
+
+
 def ranks_from_bottom(board: dict[str, dict], model: str) -> int:
     """1 = last."""
     order = sorted(board, key=lambda m: board[m]["win_rate"])
@@ -223,15 +229,11 @@ def main(argv: list[str] | None = None) -> int:
 
         from crm_train.compositional.phrasings import unit_development_sentences
 
-        units = unit_development_sentences()
-        more, less = [p.text for p in units if p.sign > 0], [p.text for p in units if p.sign < 0]
-        pairs = list(zip_longest(more, less))
+        pairs = list(zip_longest(*length_wishes(unit_development_sentences())))
     else:  # ours, and the length phrasings of the second development bank, paired in order
         from crm_train.compositional.phrasings import second_development_bank
 
-        words = [p for p in second_development_bank() if p.prop == "words"]
-        more, less = [p.text for p in words if p.sign > 0], [p.text for p in words if p.sign < 0]
-        pairs = [*DEVELOPMENT_PAIRS, *zip(more, less, strict=True)]
+        pairs = [*DEVELOPMENT_PAIRS, *zip(*length_wishes(second_development_bank()), strict=True)]
     results, table = {}, []
     for spec in args.model:
         name, _, folder = spec.partition("=")

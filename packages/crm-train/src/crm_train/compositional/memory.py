@@ -77,18 +77,17 @@ def build_memory(folder: Path, texts: list[str], labels: np.ndarray, neighbours:
     keys = np.array([text_key(t) for t in texts], np.int64)
     if extend and (previous is None or previous.keys is None):
         raise ValueError(f"{folder}: extend needs a {MEMORY_FILE} with text keys in the folder to grow")
-    reused = _held_rows(previous, keys) if extend and previous is not None else [None] * len(texts)
+    grown = previous if extend else None
+    reused = _held_rows(grown, keys) if grown is not None else [None] * len(texts)
     vectors = np.zeros((len(texts), DIM), np.int8)
     new = [i for i, row in enumerate(reused) if row is None]
     if new:
         vectors[new] = quantize(scorer.encoder.encode([texts[i] for i in new], batch_size=64, progress=progress))
-    for i, row in enumerate(reused):
-        if row is not None and previous is not None:
-            vectors[i] = previous.vectors[row]
-    if extend and previous is not None:
-        magnitude = previous.magnitude
-    else:
-        magnitude = reader_magnitudes(scorer, texts, labels, per_label, progress=progress)
+    kept = [(i, row) for i, row in enumerate(reused) if row is not None]
+    if grown is not None and kept:
+        vectors[[i for i, _ in kept]] = grown.vectors[[row for _, row in kept]]
+    magnitude = grown.magnitude if grown is not None else reader_magnitudes(scorer, texts, labels, per_label,
+                                                                            progress=progress)  # fmt: skip
     memory = PhrasingMemory(vectors, labels, magnitude, neighbours, agreement, similarity, keys)
     memory.save(folder)
     return memory
