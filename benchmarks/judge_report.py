@@ -192,8 +192,15 @@ def main(argv: list[str] | None = None) -> int:
         "far a typed criterion may outweigh quality, soft_strength, lift_from and lift_share: how much a soft "
         "criterion weighs whatever its wording; those left out are as served; repeatable)",
     )
+    parser.add_argument(
+        "--fold",
+        metavar="K/N",
+        help="with --half training: rank only fold K (0 to N-1) of N of the half, for a CRM whose quality term "
+        "never saw that fold's verdicts (training/experiments/quality_folds.py)",
+    )
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)  # fmt: skip
+    fold = _fold(parser, args.fold, args.half)
     if any(not 2 <= len(g.split(":")) <= 6 for g in args.gate):
         parser.error("--gate takes GATE:SLOPE[:SCALE[:STRENGTH[:LIFT[:SHARE]]]] (two to six numbers)")
     from crm_core.data import open_bench
@@ -213,6 +220,11 @@ def main(argv: list[str] | None = None) -> int:
     training = {int(i) for i, t in zip(instructions["idx"], instructions["instruction"], strict=True)
                 if alpaca_train_half(t)}  # fmt: skip
     ids = sorted(i for i in instructions["idx"].to_list() if (i in training) == (args.half == "training"))
+    if fold is not None:
+        from crm_train.compositional.sources import development_fold
+
+        text = dict(zip(instructions["idx"].to_list(), instructions["instruction"].to_list(), strict=True))
+        ids = [i for i in ids if development_fold(text[i], fold[1]) == fold[0]]
     shared = data.parents[1]
     lc = published_lc(shared)
     original = read_models_file(data / "default_models.txt")
@@ -257,9 +269,21 @@ def main(argv: list[str] | None = None) -> int:
                               "soft_strength": strength, "lift_from": lift, "lift_share": share,
                               **judge(engine, ids, defaults, lc, original, pairs)}  # fmt: skip
             table.append(summary(label, results[label]))
-    emit({"half": args.half, "phrasings": args.phrasings, "summary": table, "crms": results}, args.output,
-         drop=("crms",))  # fmt: skip
+    emit({"half": args.half, "fold": args.fold, "phrasings": args.phrasings, "summary": table, "crms": results},
+         args.output, drop=("crms",))  # fmt: skip
     return 0
+
+
+def _fold(parser: argparse.ArgumentParser, given: str | None, half: str) -> tuple[int, int] | None:
+    """--fold K/N as (K, N), with a parser error for anything else."""
+    if given is None:
+        return None
+    k, _, n = given.partition("/")
+    if not (k.isdigit() and n.isdigit() and int(k) < int(n) and int(n) >= 2):
+        parser.error(f"--fold takes K/N with 0 <= K < N and N >= 2, got {given!r}")
+    if half != "training":
+        parser.error("--fold cuts the training half: give --half training")
+    return int(k), int(n)
 
 
 if __name__ == "__main__":

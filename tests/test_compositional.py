@@ -196,6 +196,17 @@ def test_no_training_row_from_a_default_model_or_the_evaluation_half(tmp_path):
     assert all(p.p_a == pytest.approx(0.25) for p in pairs)
 
 
+def test_development_folds_cut_the_training_half_apart_from_the_half_itself():
+    from crm_train.compositional.sources import alpaca_train_half, development_fold
+
+    texts = [f"Instruction number {i}?" for i in range(400)]
+    half = [t for t in texts if alpaca_train_half(t)]
+    folds = [development_fold(t, 2) for t in half]
+    assert set(folds) == {0, 1} and 0.4 < sum(folds) / len(folds) < 0.6  # a random cut, not the half's own parity
+    assert [development_fold(t, 2) for t in half] == folds  # the same cut on every run
+    assert {development_fold(t, 3) for t in texts} == {0, 1, 2}
+
+
 @pytest.mark.shared_data
 def test_real_training_sources_hold_no_alpaca_eval_instruction_outside_the_allowance(shared_data):
     from crm_core.data.importers import read_models_file

@@ -37,6 +37,13 @@ def alpaca_train_half(instruction: str) -> bool:
     return int(hashlib.sha256(instruction.encode()).hexdigest(), 16) % 2 == 0
 
 
+def development_fold(instruction: str, folds: int) -> int:
+    """Which of `folds` development folds a training-half AlpacaEval instruction is in (a hash apart from the
+    half's own, so every fold is a random part of the half): a quality term fitted without one fold's verdicts
+    judges that fold as it judges held-out prompts (training/experiments/quality_folds.py)."""
+    return int(hashlib.sha256(f"fold:{instruction}".encode()).hexdigest(), 16) % folds
+
+
 def split(prompt: str) -> str:
     """train / validation / test of a prompt, as every build of this repository splits it."""
     return split_of(prompt, SPLIT_SEED, SPLIT_FRACTIONS)
