@@ -1,18 +1,19 @@
-"""Development boards that judge prompts the way held-out ones are judged: the quality term refitted without one
-fold's verdicts.
+"""Development boards judged by a quality term that never saw them, and the quality fit's own luck.
 
 The judge report's development data is the training half of AlpacaEval, the very prompts whose GPT-4-turbo
-verdicts (on models off the board) trained the quality term; the evaluation half is new to it. So on development
-boards the quality term tells good answers from weak ones better than it can on held-out prompts, and a serving
-setting chosen there (how far a concise wish may lift a short answer) is chosen optimistically. Here the training
-half is cut into folds (crm_train.compositional.sources.development_fold) and, for each fold, the quality term is
-fitted again, as the shipped one was, on every verdict but that fold's; the result is a copy of the CRM folder with
-only its quality term replaced (criteria readers, phrasing memory, reference weights and IDF table as shipped).
+verdicts (on models off the board) trained the quality term; the evaluation half is new to it. Settings chosen on
+the training half might then be chosen optimistically. Here the training half is cut into folds
+(crm_train.compositional.sources.development_fold) and, for each fold, the quality term is fitted again, as the
+shipped one was, on every verdict but that fold's; the result is a copy of the CRM folder with only its quality
+term replaced (criteria readers, phrasing memory, reference weights and IDF table as shipped).
 `benchmarks/judge_report.py --half training --fold K/N --model foldK=runs/quality-folds/fold-K-of-N` then judges
-fold K with a quality term that never saw it.
+fold K with a quality term that never saw it. `--folds 0` refits on every verdict (it reproduces the shipped term),
+`--first-seed` and `--seeds` refit with other seeds or serve the mean of several fits. Measured: no optimism, but
+the board checks move with the fit's seed (docs/experiments.md, "How much of a board check is the quality fit's
+luck").
 
-    USL_EMBEDDINGS=data/embeddings uv run python training/experiments/quality_folds.py \\
-        --model space/models/crm-compositional --folds 2 --output-dir runs/quality-folds
+    USL_EMBEDDINGS=data/embeddings uv run python training/experiments/quality_folds.py --folds 2
+    USL_EMBEDDINGS=data/embeddings uv run python training/experiments/quality_folds.py --folds 0 --first-seed 3
 """
 
 from __future__ import annotations
@@ -45,14 +46,20 @@ def main(argv: list[str] | None = None) -> int:
         help="how many folds the training half is cut into (0: none left out, one folder 'all')",
     )
     parser.add_argument(
+        "--first-seed",
+        type=int,
+        help="the seed of the (first) fit; default the CRM's own config seed, which reproduces its quality term",
+    )
+    parser.add_argument(
         "--seeds",
         type=int,
         default=1,
-        help="fit the quality term this many times (seeds config.seed, +1, ...) and serve their mean "
+        help="fit the quality term this many times (seeds first, first + 1, ...) and serve their mean "
         "(bagging), as one wider network: the same heads format, hidden units side by side",
     )
     parser.add_argument("--output-dir", type=Path, default=REPO / "runs/quality-folds",
-                        help="where the folder copies go (fold-K-of-N, one per fold) with fits.json")  # fmt: skip
+                        help="where the folder copies go (fold-K-of-N or all, -seedS for another first seed, "
+                        "-bagN for a mean of N fits) with fits.json")  # fmt: skip
     args = parser.parse_args(argv)
     if args.folds == 1 or args.folds < 0 or args.seeds < 1:
         parser.error("--folds is 0 or at least 2, --seeds at least 1")
@@ -83,14 +90,16 @@ def main(argv: list[str] | None = None) -> int:
         train_t = pair_tensors(train, judge.features, spread, config)
         rows = [i for i, p in enumerate(train) if p.reference is not None]
         nets, logs = [], []
-        for seed in range(config.seed, config.seed + args.seeds):
+        first = config.seed if args.first_seed is None else args.first_seed
+        for seed in range(first, first + args.seeds):
             net, log = fit_quality(train_t, validation_t, dataclasses.replace(config, seed=seed))
             log["reference_boost"] = boost_reference(net, train_t, [train[i].prompt for i in rows], rows,
                                                      config.refsim_boost if config.use_refsim else 0.0)  # fmt: skip
             nets.append(net)
             logs.append(log)
         name = "all" if fold is None else f"fold-{fold}-of-{args.folds}"
-        folder = args.output_dir / (name if args.seeds == 1 else f"{name}-bag{args.seeds}")
+        name += (f"-seed{first}" if first != config.seed else "") + (f"-bag{args.seeds}" if args.seeds > 1 else "")
+        folder = args.output_dir / name
         shutil.rmtree(folder, ignore_errors=True)
         shutil.copytree(args.model, folder)
         save_file({**heads, **mean_network(nets)}, str(folder / HEADS_FILE))
