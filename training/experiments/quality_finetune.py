@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
-import hashlib
 import json
 import os
 import sys
@@ -187,7 +186,7 @@ def draw_pairs(shared: Path, n: int, seed: int, quick: bool = False) -> tuple[li
     from crm_train.compositional import sources as S
 
     annotations = S.annotation_pairs(shared)  # training half, non-default models (enforced there)
-    held = [int(hashlib.sha256(p.prompt.encode()).hexdigest(), 16) % 10 == 0 for p in annotations]
+    held = [S.annotation_validation(p.prompt) for p in annotations]
     pool = [p for p, h in zip(annotations, held, strict=True) if not h] + S.human_pairs(shared, "train")
     val_pairs = [p for p, h in zip(annotations, held, strict=True) if h] + S.human_pairs(shared, "validation")
     if quick:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import json
 import shutil
 import sys
@@ -77,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     judge = Judge(args.model, args.embeddings)
     spread = judge.heads.spread
     annotations = S.annotation_pairs(args.shared)  # as train.py splits them: a tenth of prompts for validation
-    held = [int(hashlib.sha256(p.prompt.encode()).hexdigest(), 16) % 10 == 0 for p in annotations]
+    held = [S.annotation_validation(p.prompt) for p in annotations]
     validation = [p for p, h in zip(annotations, held, strict=True) if h] + S.human_pairs(args.shared, "validation")
     human = S.human_pairs(args.shared, "train") if config.use_human else []
     heads = load_file(args.model / HEADS_FILE)

@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     judge = Judge(args.model, args.embeddings)
     spread = judge.heads.spread
     annotations = S.annotation_pairs(args.shared)
-    held = [int(hashlib.sha256(p.prompt.encode()).hexdigest(), 16) % 10 == 0 for p in annotations]
+    held = [S.annotation_validation(p.prompt) for p in annotations]
     ann_train = [p for p, h in zip(annotations, held, strict=True) if not h]
     ann_val = [p for p, h in zip(annotations, held, strict=True) if h]
     human_train, human_val = S.human_pairs(args.shared, "train"), S.human_pairs(args.shared, "validation")

@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
 
     judge = Judge(args.model, args.embeddings)
     annotations = S.annotation_pairs(args.shared)
-    held = [int(hashlib.sha256(p.prompt.encode()).hexdigest(), 16) % 10 == 0 for p in annotations]
+    held = [S.annotation_validation(p.prompt) for p in annotations]
     ann_train = [p for p, h in zip(annotations, held, strict=True) if not h]
     validation = [p for p, h in zip(annotations, held, strict=True) if h] + S.human_pairs(args.shared, "validation")
     idf = IdfTable.build(dict.fromkeys(t for p in annotations for t in (p.a, p.reference)))

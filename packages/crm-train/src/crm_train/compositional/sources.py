@@ -37,6 +37,12 @@ def alpaca_train_half(instruction: str) -> bool:
     return int(hashlib.sha256(instruction.encode()).hexdigest(), 16) % 2 == 0
 
 
+def annotation_validation(prompt: str) -> bool:
+    """Whether a GPT-4-turbo verdict's prompt is among the tenth of prompts the quality fit validates on (and never
+    trains on), as every quality fit and experiment splits them."""
+    return int(hashlib.sha256(prompt.encode()).hexdigest(), 16) % 10 == 0
+
+
 def development_fold(instruction: str, folds: int) -> int:
     """Which of `folds` development folds a training-half AlpacaEval instruction is in (a hash apart from the
     half's own, so every fold is a random part of the half): a quality term fitted without one fold's verdicts

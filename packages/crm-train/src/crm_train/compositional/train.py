@@ -205,7 +205,7 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
     pairs, val_pairs = [], []
     if config.use_annotations:
         annotations = S.annotation_pairs(shared)
-        held = [int(hashlib.sha256(p.prompt.encode()).hexdigest(), 16) % 10 == 0 for p in annotations]
+        held = [S.annotation_validation(p.prompt) for p in annotations]
         pairs += [p for p, h in zip(annotations, held, strict=True) if not h]
         val_pairs += [p for p, h in zip(annotations, held, strict=True) if h]
     if config.use_human:
