@@ -250,6 +250,42 @@ def test_tuned_criteria_layers_change_criteria_embeddings_only(compositional_crm
     assert np.array_equal(plain.criteria_encoder.encode(text), plain.encoder.encode(text))
 
 
+def test_tuned_quality_layers_change_the_quality_term_only(compositional_crm, tmp_path, monkeypatch):
+    """Layers fine-tuned for quality (quality_layers.<i>.*, training/gpu) feed the quality term and its reference
+    similarity; properties and voice still read the frozen encoder, and an embedding store keeps the tuned vectors
+    under their own identity."""
+    import shutil
+
+    from crm_core.compositional.scorer import CompositionalScorer
+    from safetensors.numpy import load_file, save_file
+
+    folder = tmp_path / "quality-tuned"
+    shutil.copytree(compositional_crm, folder)
+    plain = load_crm(compositional_crm)
+    params = load_file(folder / "heads.safetensors")
+    rng = np.random.default_rng(1)
+    for index in (4, 5):
+        layer = plain.encoder.model.encoder.layer[index].state_dict()
+        params.update({f"quality_layers.{index}.{k}": (v.numpy() + rng.normal(0, 0.05, v.shape)).astype(np.float16)
+                       for k, v in layer.items()})  # fmt: skip
+    save_file(params, str(folder / "heads.safetensors"))
+    monkeypatch.setenv("USL_EMBEDDINGS", str(tmp_path / "store"))
+    tuned = CompositionalScorer(folder)
+    assert tuned.quality_encoder is not None and "-quality-" in tuned.quality_encoder.identity
+    queries = ["Name a fruit.", "Name a fruit.", "Say hi."]
+    answers = ["An apple.", "Bananas are yellow fruit.", "Hello there!"]
+    panels = [["A pear.", "An apple."], ["A pear.", "An apple."], ["Hi!"]]
+    before = CompositionalScorer(compositional_crm).response_side(queries, answers, panels)
+    after = tuned.response_side(queries, answers, panels)
+    assert not np.allclose(after.quality, before.quality, atol=1e-3)
+    np.testing.assert_array_equal(after.z, before.z)
+    np.testing.assert_allclose(after.voice, before.voice, atol=1e-6)
+    stored = {p.parent.name for p in (tmp_path / "store").glob("*/part-*.npz")}
+    assert stored == {tuned.encoder.identity, tuned.quality_encoder.identity}
+    again = CompositionalScorer(folder).response_side(queries, answers, panels)  # from the store: the same side
+    np.testing.assert_allclose(again.quality, after.quality, atol=1e-5)
+
+
 def test_query_ids_file_is_read_and_bad_lines_are_named(tmp_path):
     from usl_space.rank_cli import read_query_ids
 

@@ -19,6 +19,7 @@ from crm_core.compositional.memory import PhrasingMemory
 from crm_core.properties import NAMES
 
 CRITERIA_LAYERS = "criteria_layers."
+QUALITY_LAYERS = "quality_layers."  # encoder layers fine-tuned for the quality term (training/gpu), when present
 MEMBER_KEYS = ("criteria.", "voice_proj", "form_gate.", CRITERIA_LAYERS)  # what each criteria fit has of its own
 REFERENCE_WEIGHTS = ("refsim_weight", "lexsim_weight", "length_weight")
 
@@ -107,7 +108,8 @@ class CompositionalHeads:
     def __init__(self, params: dict[str, np.ndarray], weight_threshold: float = 0.0, voice_threshold: float = 0.0,
                  gate_cut: float = 0.0, weight_scale: float = 1.0, memory: PhrasingMemory | None = None,
                  soft_strength: float = 0.0, lift_from: float = 0.0, lift_share: float = 0.0):  # fmt: skip
-        self.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items() if CRITERIA_LAYERS not in k}
+        self.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items()
+                       if CRITERIA_LAYERS not in k and not k.startswith(QUALITY_LAYERS)}  # fmt: skip
         self.members = [member_params(self.params, m) for m in range(count_members(self.params))]
         self.spread = self.params["spread"]
         self.rank = sum(m["voice_proj"].shape[0] for m in self.members)
@@ -120,11 +122,15 @@ class CompositionalHeads:
 
     def response_side(self, query_vec: np.ndarray, response_vec: np.ndarray, phi: np.ndarray,
                       refsim: np.ndarray | None = None, lexsim: np.ndarray | None = None,
-                      rel_length: np.ndarray | None = None) -> ResponseSide:  # fmt: skip
+                      rel_length: np.ndarray | None = None,
+                      quality_vecs: tuple[np.ndarray, np.ndarray] | None = None) -> ResponseSide:  # fmt: skip
         """`refsim`, `lexsim`, `rel_length`: the reference-guided signals (0 where a response has no reference);
-        each weighs in with the heads' weight for it (`reference_weights` replaces those)."""
+        each weighs in with the heads' weight for it (`reference_weights` replaces those). `quality_vecs`: (query,
+        response) vectors of the encoder tuned for quality, which the quality term reads instead of the frozen
+        ones (heads with `quality_layers.*`; the voice always reads the frozen response vectors)."""
         z = (phi / self.spread).astype(np.float32)
-        quality = mlp(self.params, "quality", quality_input(query_vec, response_vec, z))[:, 0]
+        q_vec, r_vec = quality_vecs if quality_vecs is not None else (query_vec, response_vec)
+        quality = mlp(self.params, "quality", quality_input(q_vec, r_vec, z))[:, 0]
         for signal, name in ((refsim, "refsim_weight"), (lexsim, "lexsim_weight"), (rel_length, "length_weight")):
             weight = self.reference_weights.get(name)
             if signal is not None and weight is not None:

@@ -37,6 +37,7 @@ import numpy as np
 
 from crm_core.compositional.heads import (
     CRITERIA_LAYERS,
+    QUALITY_LAYERS,
     CompositionalHeads,
     CriteriaSide,
     ResponseSide,
@@ -100,6 +101,22 @@ def judged_logit(quality_gap: np.ndarray, criteria_gap: np.ndarray, must_gap: np
     comparable = quality_gap - length_slope * length_gap
     fade = np.exp(-np.square(comparable / gate))
     return quality_gap + criteria_gap * np.where(comparable * criteria_gap >= 0, 1.0, fade) + must_gap
+
+
+def quality_encoder(folder: Path, params: dict[str, np.ndarray], threads: int | None = None) -> TextEncoder | None:
+    """The encoder the quality term reads when the heads carry fine-tuned layers (`quality_layers.<index>.*`, made
+    by training/gpu/quality_encoder.py): the folder's MiniLM with those layers replaced, under an identity of its
+    own (a digest of the tuned layers) so an embedding store keeps its vectors apart; None without such layers."""
+    layers = {k.removeprefix(QUALITY_LAYERS): v for k, v in params.items() if k.startswith(QUALITY_LAYERS)}
+    if not layers:
+        return None
+    digest = hashlib.sha256()
+    for key in sorted(layers):
+        digest.update(key.encode())
+        digest.update(np.ascontiguousarray(layers[key], dtype=np.float32).tobytes())
+    tuned = TextEncoder(folder / ENCODER_DIR, threads=threads).with_layers(layers)
+    tuned.identity = f"{tuned.identity.split('-tuned')[0]}-quality-{digest.hexdigest()[:12]}"
+    return tuned
 
 
 def criteria_encoder(encoder: TextEncoder, params: dict[str, np.ndarray]) -> TextEncoder:
@@ -166,6 +183,9 @@ class CompositionalScorer:
             self.criteria_encoder = self.criteria_encoders[0]
         store = os.environ.get("USL_EMBEDDINGS")  # an embedding store (crm_core.encoder) shared with training
         self.store = EmbeddingStore(store, self.encoder) if store else None
+        self.quality_encoder = quality_encoder(self.folder, params, threads)
+        self.quality_store = (EmbeddingStore(store, self.quality_encoder)
+                              if store and self.quality_encoder is not None else None)  # fmt: skip
         # the reference panel; CRMs made before it had one reference model (its own answers then compared with
         # themselves: the bias the panel removes)
         extra = self.spec.extra
@@ -235,11 +255,17 @@ class CompositionalScorer:
         qvec = encode(distinct_queries)
         where = {q: i for i, q in enumerate(distinct_queries)}
         rvec = encode(list(responses), progress=progress)
+        quality_vecs = None
+        if self.quality_encoder is not None:  # the quality term (and its reference similarity) reads the tuned one
+            encode = self.quality_store.get if self.quality_store is not None else self.quality_encoder.encode
+            quality_vecs = (encode(distinct_queries)[[where[q] for q in queries]], encode(list(responses), progress))
+            panel_vectors = None  # known vectors are the frozen encoder's
         refsim = lexsim = rel_length = None
         if panels is not None:
             if any(isinstance(panel, str) for panel in panels):
                 raise TypeError("panels: one list of reference answers per response, not a single string")
-            known = {**(panel_vectors or {}), **dict(zip(responses, rvec, strict=True))}
+            own_vecs = quality_vecs[1] if quality_vecs is not None else rvec
+            known = {**(panel_vectors or {}), **dict(zip(responses, own_vecs, strict=True))}
 
             def encode_references(texts: list[str]) -> np.ndarray:  # the panel's own answers are usually on
                 missing = [t for t in texts if t not in known]  # the bench: not encoded twice
@@ -247,12 +273,12 @@ class CompositionalScorer:
                 return np.stack([known[t] for t in texts]) if texts else np.zeros((0, rvec.shape[1]), np.float32)
 
             own = self.skip_own_reference
-            refsim = panel_similarity(rvec, responses, panels, encode_references, own)
+            refsim = panel_similarity(own_vecs, responses, panels, encode_references, own)
             if self.idf is not None:
                 lexsim = panel_means(responses, panels, lambda a, b: lexical_similarity(a, b, self.idf), own)
             rel_length = panel_means(responses, panels, relative_length, own)
         return self.heads.response_side(qvec[[where[q] for q in queries]], rvec, measure_many(responses), refsim,
-                                        lexsim, rel_length)  # fmt: skip
+                                        lexsim, rel_length, quality_vecs)  # fmt: skip
 
     def score_points(self, criteria: Sequence[str], dislikes: Sequence[str], items: Sequence[tuple[str, str]],
                      panels: Sequence[Sequence[str]] | None = None) -> np.ndarray:  # fmt: skip

@@ -57,6 +57,8 @@ class Judge:
     def __init__(self, folder: Path, embeddings: str, backend: str = "torch"):
         self.scorer = CompositionalScorer(folder, backend=backend)
         self.scorer.store = EmbeddingStore(embeddings, self.scorer.encoder)
+        if self.scorer.quality_encoder is not None:  # heads with a tuned quality encoder: its vectors stored too
+            self.scorer.quality_store = EmbeddingStore(embeddings, self.scorer.quality_encoder)
         self.features = Features(self.scorer.store)
 
     @property
