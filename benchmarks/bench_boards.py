@@ -1,0 +1,191 @@
+"""Can the boards be believed on every bench? One command, a table per bench, for one or more CRM folders.
+
+For each bench of the shared data (MT-bench, creative, speechmap, and AlpacaEval's evaluation half), the bench is
+read as usl-rank reads it and five junk entries are added, built from the bench's own data (`junk_entries`): the
+prompt echoed back, a fluent answer to another prompt of the bench, the baseline's answer cut after its first
+sentence, one canned refusal for every prompt, and NullModel's text (AlpacaEval's adversarial answer). Then the
+app's own engine (instant path, the CRM as served) gives three boards: general (no criteria), a brief wish and a
+detailed wish. Checked:
+
+- junk: every junk entry below every real model on the general board; none in the top third under either wish;
+- MT-bench: Kendall tau of the general board's win rates vs the published MT-bench scores (baseline left out), and
+  the real models with a score under 5 in the top third;
+- wishes: the brief top five's answers shorter than the general top five's, the detailed top five's longer.
+
+    USL_EMBEDDINGS=data/embeddings uv run python benchmarks/bench_boards.py \\
+        --model now=space/models/crm-compositional --output benchmarks/results/bench_boards.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import json
+import re
+import statistics
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BASELINES = {"mt_bench": "gpt-4", "creative": "gemini-2.5-flash", "speechmap": "gpt-4.1-2025-04-14",
+             "alpaca_eval": "gpt4_1106_preview"}  # fmt: skip
+BRIEF, DETAILED = "Keep it brief.", "I like thorough, detailed answers."
+REFUSAL = "I'm sorry, but I can't help with that."
+JUNK = ("junk-echo", "junk-other-prompt", "junk-first-sentence", "junk-refusal", "junk-nullmodel")
+FIRST_SENTENCE = re.compile(r"^(.+?[.!?])(\s|$)", re.S)
+
+
+def null_model_text(shared: Path) -> str:
+    """NullModel's answer (one fixed text that fooled LLM judges) from the AlpacaEval outputs."""
+    with gzip.open(shared / "usl/alpaca_eval/model_outputs.jsonl.gz", "rt", encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            if row["model"] == "NullModel":
+                return row["output"]
+    raise ValueError("no NullModel answer in the AlpacaEval outputs")
+
+
+def junk_entries(bench, null_text: str):
+    """The bench with the five junk entries added (rows for every query the baseline answered)."""
+    import polars as pl
+
+    instructions = bench.instructions()
+    outputs = bench.outputs()
+    ids = sorted(i for i in instructions if (i, bench.baseline) in outputs)
+    rows = []
+    for n, idx in enumerate(ids):
+        base = outputs[(idx, bench.baseline)]
+        other = outputs[(ids[(n + len(ids) // 2) % len(ids)], bench.baseline)]
+        first = FIRST_SENTENCE.match(base.strip())
+        texts = (instructions[idx], other, first.group(1) if first else base.strip()[:200], REFUSAL, null_text)
+        rows += [{"idx": idx, "model": name, "output": text, "generator": name}
+                 for name, text in zip(JUNK, texts, strict=True)]  # fmt: skip
+    extra = pl.DataFrame(rows, schema=bench.responses.schema)
+    return replace(bench, responses=pl.concat([bench.responses, extra]))
+
+
+def open_benches(shared: Path, names: list[str]) -> dict:
+    from crm_core.data import open_bench
+    from crm_core.data.importers import read_instructions
+    from crm_train.compositional.sources import alpaca_train_half
+    from usl_space.catalog import default_models
+
+    benches = {}
+    for name in names:
+        folder = shared / "usl" / name
+        if name == "alpaca_eval":
+            bench = open_bench(folder, models=default_models(), baseline=BASELINES[name])
+            frame = read_instructions(folder / "instructions.jsonl")
+            held = [i for i, t in zip(frame["idx"], frame["instruction"], strict=True) if not alpaca_train_half(t)]
+            benches[name] = (bench, held)
+        else:
+            bench = open_bench(folder, baseline=BASELINES[name])
+            benches[name] = (bench, None)
+    return benches
+
+
+def mt_bench_scores(shared: Path) -> dict[str, float]:
+    with open(shared / "usl/mt_bench/leaderboard_mt_bench_score.csv", encoding="utf-8") as handle:
+        return {row["model_answer_id"]: float(row["mt_bench_score"]) for row in csv.DictReader(handle)}
+
+
+def judge_bench(engine, name: str, ids: list[int] | None, scores: dict[str, float]) -> dict:
+    from usl_space.stats import kendall_tau
+
+    bench = engine.bench
+    real = [m for m in bench.models if m not in JUNK and m != bench.baseline]
+    everyone = [*real, *JUNK]
+
+    def board(criteria: list[str]) -> list[dict]:
+        kwargs = {"query_ids": ids} if ids is not None else {}
+        return engine.rank(criteria, models=everyone, bootstrap=200, **kwargs).rows
+
+    result: dict = {"queries": len(ids) if ids is not None else bench.queries.height, "models": len(real),
+                    "baseline": bench.baseline, "boards": {}}  # fmt: skip
+    words: dict[str, float] = {}
+    for label, criteria in (("general", []), ("brief", [BRIEF]), ("detailed", [DETAILED])):
+        rows = [r for r in board(criteria) if r["model"] != bench.baseline]
+        order = [r["model"] for r in rows]
+        words.update({r["model"]: r["avg_words"] for r in rows if label == "general"})
+        real_order = [m for m in order if m not in JUNK]
+        third = max(1, len(order) // 3)
+        entry = {
+            "order": [(r["model"], round(r["win_rate"], 3)) for r in rows],
+            "top5": real_order[:5],
+            "top5_words": round(statistics.mean(words[m] for m in real_order[:5]), 1),
+            "junk_in_top_third": [m for m in order[:third] if m in JUNK],
+            "junk_above_a_real_model": [m for m in JUNK if order.index(m) < max(order.index(r) for r in real)],
+        }
+        if scores:
+            judged = [m for m in real if m in scores]
+            rates = {r["model"]: r["win_rate"] for r in rows}
+            entry["tau_vs_mt_bench"] = round(kendall_tau([rates[m] for m in judged], [scores[m] for m in judged]), 3)
+            entry["weak_in_top_third"] = [m for m in order[:third] if scores.get(m, 10) < 5]
+        result["boards"][label] = entry
+    general = result["boards"]["general"]["top5_words"]
+    result["brief_shorter"] = result["boards"]["brief"]["top5_words"] < general
+    result["detailed_longer"] = result["boards"]["detailed"]["top5_words"] > general
+    return result
+
+
+def summary(crm: str, bench: str, r: dict) -> dict:
+    b = r["boards"]
+    lengths = " / ".join(f"{b[k]['top5_words']:.0f}" for k in ("general", "brief", "detailed"))
+    row = {"crm": crm, "bench": bench,
+           "junk below every real model (general)": f"{len(JUNK) - len(b['general']['junk_above_a_real_model'])}/5",
+           "junk in the top third: brief / detailed": f"{len(b['brief']['junk_in_top_third'])} / "
+                                                      f"{len(b['detailed']['junk_in_top_third'])}",
+           "top-5 words: general / brief / detailed": lengths,
+           "general top 3": ", ".join(b["general"]["top5"][:3])}  # fmt: skip
+    if "tau_vs_mt_bench" in b["general"]:
+        row["tau vs MT-bench score (general)"] = b["general"]["tau_vs_mt_bench"]
+        row["score < 5 in the top third: general / brief"] = (f"{len(b['general']['weak_in_top_third'])} / "
+                                                              f"{len(b['brief']['weak_in_top_third'])}")  # fmt: skip
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--model",
+        action="append",
+        required=True,
+        metavar="NAME=DIR",
+        help="a compositional CRM folder to judge, with the name the report gives it (repeatable)",
+    )
+    parser.add_argument("--shared", type=Path, default=REPO.parent / "shared/data", help="the shared data folder")
+    parser.add_argument(
+        "--bench", action="append", choices=sorted(BASELINES), help="benches to judge (repeatable; default: all four)"
+    )
+    parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
+    args = parser.parse_args(argv)  # fmt: skip
+    from emit import emit
+    from usl_space.cache import ScoreCache
+    from usl_space.loading import make_engine, open_scorer
+
+    names = args.bench or ["mt_bench", "creative", "speechmap", "alpaca_eval"]
+    null_text = null_model_text(args.shared)
+    benches = {name: (junk_entries(bench, null_text), ids) for name, (bench, ids) in
+               open_benches(args.shared, names).items()}  # fmt: skip
+    scores = mt_bench_scores(args.shared)
+    results, table = {}, []
+    for spec in args.model:
+        name, _, folder = spec.partition("=")
+        if not folder:
+            parser.error(f"--model takes NAME=DIR, got {spec!r}")
+        scorer = open_scorer(folder, "onnx")
+        for bench_name, (bench, ids) in benches.items():
+            print(f"{name}: {bench_name}", file=sys.stderr, flush=True)
+            engine = make_engine(bench, scorer, ScoreCache(":memory:"))
+            engine.response_table(progress=True)
+            r = judge_bench(engine, bench_name, ids, scores if bench_name == "mt_bench" else {})
+            results.setdefault(name, {})[bench_name] = r
+            table.append(summary(name, bench_name, r))
+    emit({"summary": table, "crms": results}, args.output, drop=("crms",))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
