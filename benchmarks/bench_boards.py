@@ -66,7 +66,7 @@ def junk_entries(bench, null_text: str):
     return replace(bench, responses=pl.concat([bench.responses, extra]))
 
 
-def open_benches(shared: Path, names: list[str]) -> dict:
+def open_benches(shared: Path, names: list[str], alpaca_half: str = "evaluation") -> dict:
     from crm_core.data import open_bench
     from crm_core.data.importers import read_instructions
     from crm_train.compositional.sources import alpaca_train_half
@@ -78,8 +78,9 @@ def open_benches(shared: Path, names: list[str]) -> dict:
         if name == "alpaca_eval":
             bench = open_bench(folder, models=default_models(), baseline=BASELINES[name])
             frame = read_instructions(folder / "instructions.jsonl")
-            held = [i for i, t in zip(frame["idx"], frame["instruction"], strict=True) if not alpaca_train_half(t)]
-            benches[name] = (bench, held)
+            half = [i for i, t in zip(frame["idx"], frame["instruction"], strict=True)
+                    if alpaca_train_half(t) == (alpaca_half == "training")]  # fmt: skip
+            benches[name] = (bench, half)
         else:
             bench = open_bench(folder, baseline=BASELINES[name])
             benches[name] = (bench, None)
@@ -159,6 +160,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--bench", action="append", choices=sorted(BASELINES), help="benches to judge (repeatable; default: all four)"
     )
+    parser.add_argument(
+        "--alpaca-half",
+        choices=["evaluation", "training"],
+        default="evaluation",
+        help="AlpacaEval's half to rank (training: development data for choices)",
+    )
+    parser.add_argument(
+        "--gate-length-cap",
+        type=float,
+        action="append",
+        help="also judge with this gate_length_cap (repeatable; default: as served)",
+    )
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)  # fmt: skip
     from emit import emit
@@ -168,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     names = args.bench or ["mt_bench", "creative", "speechmap", "alpaca_eval"]
     null_text = null_model_text(args.shared)
     benches = {name: (junk_entries(bench, null_text), ids) for name, (bench, ids) in
-               open_benches(args.shared, names).items()}  # fmt: skip
+               open_benches(args.shared, names, args.alpaca_half).items()}  # fmt: skip
     scores = mt_bench_scores(args.shared)
     results, table = {}, []
     for spec in args.model:
@@ -176,13 +189,18 @@ def main(argv: list[str] | None = None) -> int:
         if not folder:
             parser.error(f"--model takes NAME=DIR, got {spec!r}")
         scorer = open_scorer(folder, "onnx")
+        served = scorer.gate_length_cap
         for bench_name, (bench, ids) in benches.items():
             print(f"{name}: {bench_name}", file=sys.stderr, flush=True)
             engine = make_engine(bench, scorer, ScoreCache(":memory:"))
             engine.response_table(progress=True)
-            r = judge_bench(engine, bench_name, ids, scores if bench_name == "mt_bench" else {})
-            results.setdefault(name, {})[bench_name] = r
-            table.append(summary(name, bench_name, r))
+            for cap in dict.fromkeys([served, *(args.gate_length_cap or [])]):
+                scorer.gate_length_cap = cap
+                label = name if cap == served else f"{name}, length cap {cap:g}"
+                r = judge_bench(engine, bench_name, ids, scores if bench_name == "mt_bench" else {})
+                results.setdefault(label, {})[bench_name] = r
+                table.append(summary(label, bench_name, r))
+            scorer.gate_length_cap = served
     emit({"summary": table, "crms": results}, args.output, drop=("crms",))
     return 0
 

@@ -187,10 +187,11 @@ def main(argv: list[str] | None = None) -> int:
         "--gate",
         action="append",
         default=[],
-        metavar="GATE:SLOPE[:SCALE[:STRENGTH[:LIFT[:SHARE]]]]",
+        metavar="GATE:SLOPE[:SCALE[:STRENGTH[:LIFT[:SHARE[:CAP]]]]]",
         help="also judge each CRM with these serving settings (quality_gate:gate_length_slope, then weight_scale: how "
         "far a typed criterion may outweigh quality, soft_strength, lift_from and lift_share: how much a soft "
-        "criterion weighs whatever its wording; those left out are as served; repeatable)",
+        "criterion weighs whatever its wording, and gate_length_cap: the most doublings of words the gate forgives; "
+        "those left out are as served; repeatable)",
     )
     parser.add_argument(
         "--fold",
@@ -201,8 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)  # fmt: skip
     fold = _fold(parser, args.fold, args.half)
-    if any(not 2 <= len(g.split(":")) <= 6 for g in args.gate):
-        parser.error("--gate takes GATE:SLOPE[:SCALE[:STRENGTH[:LIFT[:SHARE]]]] (two to six numbers)")
+    if any(not 2 <= len(g.split(":")) <= 7 for g in args.gate):
+        parser.error("--gate takes GATE:SLOPE[:SCALE[:STRENGTH[:LIFT[:SHARE[:CAP]]]]] (two to seven numbers)")
     from crm_core.data import open_bench
     from crm_core.data.importers import read_instructions, read_models_file
     from crm_train.compositional.evaluate import published_lc
@@ -256,16 +257,17 @@ def main(argv: list[str] | None = None) -> int:
         scorer = engine.scorer
         heads = scorer.heads
         served = (scorer.quality_gate, scorer.gate_length_slope, heads.weight_scale, heads.soft_strength,
-                  heads.lift_from, heads.lift_share)  # fmt: skip
+                  heads.lift_from, heads.lift_share, scorer.gate_length_cap)  # fmt: skip
         asked = [(*given, *served[len(given) :]) for given in (tuple(map(float, g.split(":"))) for g in args.gate)]
         settings = list(dict.fromkeys([served, *asked]))  # the served setting once
-        for gate, slope, scale, strength, lift, share in settings:
+        for gate, slope, scale, strength, lift, share, cap in settings:
             setting = (f"gate {gate:g}, length slope {slope:g}, weight scale {scale:g}, soft strength {strength:g} "
-                       f"from {lift:g} share {share:g}")  # fmt: skip
-            label = name if (gate, slope, scale, strength, lift, share) == served else f"{name}, {setting}"
-            scorer.quality_gate, scorer.gate_length_slope = gate, slope
+                       f"from {lift:g} share {share:g}, length cap {cap:g}")  # fmt: skip
+            label = name if (gate, slope, scale, strength, lift, share, cap) == served else f"{name}, {setting}"
+            scorer.quality_gate, scorer.gate_length_slope, scorer.gate_length_cap = gate, slope, cap
             heads.weight_scale, heads.soft_strength, heads.lift_from, heads.lift_share = scale, strength, lift, share
-            results[label] = {"model": folder, "quality_gate": gate, "gate_length_slope": slope, "weight_scale": scale,
+            results[label] = {"model": folder, "quality_gate": gate, "gate_length_slope": slope, "gate_length_cap": cap,
+                              "weight_scale": scale,
                               "soft_strength": strength, "lift_from": lift, "lift_share": share,
                               **judge(engine, ids, defaults, lc, original, pairs)}  # fmt: skip
             table.append(summary(label, results[label]))

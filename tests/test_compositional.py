@@ -286,6 +286,38 @@ def test_tuned_quality_layers_change_the_quality_term_only(compositional_crm, tm
     np.testing.assert_allclose(again.quality, after.quality, atol=1e-5)
 
 
+def test_a_bench_without_the_reference_panel_compares_each_answer_with_its_other_answers(compositional_crm):
+    """panels_of: the CRM's named panel where the bench holds its answers; elsewhere every answer of the bench to
+    the same query (a leave-one-out consensus, its own skipped) at the CRM's consensus_scale."""
+    from crm_core.compositional.scorer import CompositionalScorer
+    from usl_space.instant import panels_of
+
+    scorer = CompositionalScorer(compositional_crm)
+    scorer.reference_models, scorer.consensus_scale = ["ref-a", "ref-b"], 0.5
+    outputs = {(0, "m1"): "Paris is the capital of France.", (0, "m2"): "The capital of France is Paris.",
+               (0, "junk"): "Bananas are rich in potassium.", (1, "m1"): "Two.", (1, "m2"): "2"}  # fmt: skip
+    keys = sorted(outputs)
+    panels, scale = panels_of(scorer, keys, outputs)
+    assert scale == 0.5 and panels[keys.index((0, "junk"))] == [outputs[(0, "junk")], outputs[(0, "m1")],
+                                                               outputs[(0, "m2")]]  # fmt: skip
+    named = {**outputs, (0, "ref-a"): "Paris.", (1, "ref-b"): "2."}
+    named_panels, named_scale = panels_of(scorer, keys, named)
+    assert named_scale == 1.0 and named_panels[keys.index((0, "m1"))] == ["Paris."]
+    scorer.consensus_scale = 0.0
+    assert panels_of(scorer, keys, outputs)[0] == [[] for _ in keys]  # no panel, no consensus: nothing compared
+
+    queries = ["What is the capital of France?"] * 3
+    texts = [outputs[(0, m)] for m in ("m1", "m2", "junk")]
+    alone = scorer.response_side(queries, texts)
+    compared = scorer.response_side(queries, texts, [panels[0]] * 3, reference_scale=0.5)
+    lift = compared.quality - alone.quality  # 0.5 x the refsim weight x mean cosine to the others
+    assert lift[0] > lift[2] and lift[1] > lift[2]  # the outlier gains least from the consensus
+    vecs = scorer.encoder.encode(texts)
+    expected = 0.5 * scorer.heads.reference_weights["refsim_weight"] * (vecs[0] @ vecs[1] + vecs[0] @ vecs[2]) / 2
+    assert "length_weight" not in scorer.heads.reference_weights  # this test CRM weighs similarity alone
+    assert lift[0] == pytest.approx(expected, abs=0.02)
+
+
 def test_query_ids_file_is_read_and_bad_lines_are_named(tmp_path):
     from usl_space.rank_cli import read_query_ids
 

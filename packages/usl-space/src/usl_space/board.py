@@ -60,7 +60,7 @@ def pointwise_matrices(scores: np.ndarray, baseline_column: int) -> tuple[np.nda
 
 def gated_matrices(quality: np.ndarray, soft: np.ndarray, must: np.ndarray, baseline_column: int, gate: float = 0.0,
                    log_words: np.ndarray | None = None,
-                   length_slope: float = 0.0) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+                   length_slope: float = 0.0, length_cap: float = 0.0) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(outcome, preference) from the parts of each response's score (NaN where none): P = sigmoid(judged_logit of
     the gaps to the baseline's response), so criteria tune quality as crm_core.compositional.scorer.judged_logit
     says."""
@@ -68,7 +68,7 @@ def gated_matrices(quality: np.ndarray, soft: np.ndarray, must: np.ndarray, base
     length_gap = 0.0 if log_words is None else log_words - log_words[:, [base]]
     with np.errstate(invalid="ignore"):
         logit = judged_logit(quality - quality[:, [base]], soft - soft[:, [base]], must - must[:, [base]], gate,
-                             length_gap, length_slope)  # fmt: skip
+                             length_gap, length_slope, length_cap)  # fmt: skip
     logit[:, base] = np.where(np.isnan(quality[:, base]), np.nan, 0.0)
     return pointwise_matrices(logit, base)
 

@@ -30,12 +30,23 @@ FORMAT = 1
 
 
 def panels_of(scorer: CompositionalScorer, keys: Sequence[tuple[int, str]],
-              reference_outputs: dict[tuple[int, str], str]) -> list[list[str]] | None:  # fmt: skip
-    """Per (idx, model) key, the reference panel's answers to query idx that `reference_outputs` holds."""
-    if not scorer.reference_models:
-        return None
-    panel = scorer.reference_models
-    return [[reference_outputs[(i, p)] for p in panel if (i, p) in reference_outputs] for i, _ in keys]
+              reference_outputs: dict[tuple[int, str], str]) -> tuple[list[list[str]] | None, float]:  # fmt: skip
+    """Per (idx, model) key, the answers to query idx its quality term is compared with, and the weight of that
+    comparison: the CRM's reference panel where the bench holds the panel's answers (AlpacaEval), else, for a CRM
+    with a `consensus_scale`, every answer of the bench to the same query (its own skipped by the scorer): a
+    leave-one-out consensus that names no model, weighed at that scale."""
+    named = None
+    if scorer.reference_models:
+        panel = scorer.reference_models
+        named = [[reference_outputs[(i, p)] for p in panel if (i, p) in reference_outputs] for i, _ in keys]
+        if 2 * sum(map(bool, named)) >= len(keys):  # the bench has the panel's answers
+            return named, 1.0
+    if scorer.consensus_scale > 0:
+        by_query: dict[int, list[str]] = {}
+        for (i, _), text in sorted(reference_outputs.items()):
+            by_query.setdefault(i, []).append(text)
+        return [by_query.get(i, []) for i, _ in keys], scorer.consensus_scale
+    return named, 1.0
 
 
 def response_side_of(
@@ -61,14 +72,15 @@ def response_side_in_steps(scorer: CompositionalScorer, query: dict[int, str],
     """`response_side_of`, `chunk` responses at a time: `report` advances after each step, `should_stop` is asked
     before each (None returned when it said stop)."""
     keys = sorted(outputs)
-    panels = panels_of(scorer, keys, reference_outputs)
+    panels, scale = panels_of(scorer, keys, reference_outputs)
     parts = []
     for start in range(0, len(keys), chunk):
         if should_stop is not None and should_stop():
             return None
         part = keys[start : start + chunk]
         parts.append(scorer.response_side([query[i] for i, _ in part], [outputs[k] for k in part],
-                                          panels[start : start + chunk] if panels else None, progress))  # fmt: skip
+                                          panels[start : start + chunk] if panels else None, progress,
+                                          reference_scale=scale))  # fmt: skip
         if report is not None:
             report.advance(start + len(part))
     return joined(parts)

@@ -42,6 +42,13 @@ class InstantEngine(Engine):
     def compositional(self) -> CompositionalScorer:
         return cast(CompositionalScorer, self.scorer)
 
+    def side_checkpoint(self) -> str:
+        """What the saved response side depends on: the CRM's response side and the consensus weight (a bench
+        without the reference panel's answers compares each answer with its other answers at that weight)."""
+        scorer = self.compositional
+        scale = f"-consensus{scorer.consensus_scale:g}" if scorer.consensus_scale else ""
+        return scorer.response_side_id + scale
+
     def response_table(self, progress: bool = False) -> ResponseTable:
         """The bench's response side: loaded, or built once and saved. While it is being built, `building` says
         how far it got (for the app to show to whoever waits for it)."""
@@ -54,7 +61,7 @@ class InstantEngine(Engine):
                                                    len(base))  # fmt: skip
                 try:
                     self._table = ResponseTable.open(home / "response-sides", self.compositional, self.query, base,
-                                                     self.compositional.response_side_id, self.bench.content_hash(),
+                                                     self.side_checkpoint(), self.bench.content_hash(),
                                                      progress, lambda: default_store(home), report)  # fmt: skip
                 finally:
                     self._build[0] = None
@@ -101,7 +108,7 @@ class InstantEngine(Engine):
         quality, soft, must, log_words = parts
         crm = self.compositional
         return gated_matrices(quality, soft, must, models.index(self.baseline), crm.quality_gate, log_words,
-                              crm.gate_length_slope)  # fmt: skip
+                              crm.gate_length_slope, crm.gate_length_cap)  # fmt: skip
 
     def _boards(self, criteria: list[str], dislikes: list[str], ordered: list[int], models: list[str],
                 started: float, settings: dict[str, Any]) -> Iterator[Leaderboard]:  # fmt: skip

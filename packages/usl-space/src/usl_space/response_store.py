@@ -91,8 +91,9 @@ class ResponseStore:
         rows are computed and saved a shard of `chunk` rows at a time (a build cut short keeps its finished shards),
         `report` set to the rows to compute and advanced after each shard."""
         keys = sorted(outputs)
-        panels = panels_of(scorer, keys, reference_outputs)
-        digests = [row_key(scorer.response_side_id, query[i], outputs[(i, m)], panels[n] if panels else None)
+        panels, scale = panels_of(scorer, keys, reference_outputs)
+        side_id = scorer.response_side_id if scale == 1.0 else f"{scorer.response_side_id}-consensus{scale:g}"
+        digests = [row_key(side_id, query[i], outputs[(i, m)], panels[n] if panels else None)
                    for n, (i, m) in enumerate(keys)]  # fmt: skip
         missing = [n for n, d in enumerate(digests) if d not in self.index]
         if report is not None:
@@ -103,7 +104,7 @@ class ResponseStore:
             panel_texts = sorted({t for n in rows for t in panels[n]}) if panels else []
             new = scorer.response_side([query[i] for i, _ in todo], [outputs[k] for k in todo],
                                        [panels[n] for n in rows] if panels else None, progress,
-                                       self._panel_vectors(scorer, panel_texts))  # fmt: skip
+                                       self._panel_vectors(scorer, panel_texts), scale)  # fmt: skip
             shard = {"keys": np.array([np.frombuffer(digests[n], np.uint8) for n in rows]),
                      "z": new.z.astype(np.float32), "quality": new.quality.astype(np.float32),
                      "voice": new.voice.astype(np.float32)}  # fmt: skip

@@ -89,15 +89,19 @@ def is_must(sentence: str) -> bool:
 
 def judged_logit(quality_gap: np.ndarray, criteria_gap: np.ndarray, must_gap: np.ndarray | float = 0.0,
                  gate: float = 0.0, length_gap: np.ndarray | float = 0.0,
-                 length_slope: float = 0.0) -> np.ndarray:  # fmt: skip
+                 length_slope: float = 0.0, length_cap: float = 0.0) -> np.ndarray:  # fmt: skip
     """log-odds that answer A is preferred to answer B, from the gaps A - B of quality, of the criteria's soft part
     and of its must part. Criteria tune quality, they do not replace it: a soft criterion counts in full when it
     agrees with quality or when the two answers are of comparable quality, and fades (exp(-(gap / gate)^2)) when it
     would make the clearly worse answer win; a must criterion always counts in full. Comparable is judged on
     quality with length taken out (quality gap - length_slope x the gap in log2 words, `length_gap`), so the same
-    model told to be brief is not "clearly worse" for being brief. gate 0: no fading (the plain sum)."""
+    model told to be brief is not "clearly worse" for being brief; at most `length_cap` doublings of words are taken
+    out that way (0: no cap), so an answer cut to one sentence or a one-line refusal stays clearly worse than a
+    whole answer. gate 0: no fading (the plain sum)."""
     if gate <= 0:
         return quality_gap + criteria_gap + must_gap
+    if length_cap > 0:
+        length_gap = np.clip(length_gap, -length_cap, length_cap)
     comparable = quality_gap - length_slope * length_gap
     fade = np.exp(-np.square(comparable / gate))
     return quality_gap + criteria_gap * np.where(comparable * criteria_gap >= 0, 1.0, fade) + must_gap
@@ -158,6 +162,10 @@ class CompositionalScorer:
         self.heads.reference_weights.update(self.spec.extra.get("reference_weights", {}))
         self.quality_gate = float(serving.get("quality_gate", 0.0))  # judged_logit's gate (0: criteria add up)
         self.gate_length_slope = float(serving.get("gate_length_slope", 0.0))
+        self.gate_length_cap = float(serving.get("gate_length_cap", 0.0))
+        # on a bench without the reference panel's answers, the quality term compares each answer with the bench's
+        # other answers to its query, this much weight on that consensus (usl_space.instant.panels_of; 0: none)
+        self.consensus_scale = float(serving.get("consensus_scale", 0.0))
         if backend == "auto":
             backend = "onnx" if has_parts(self.folder) else "torch"
         if backend not in ("torch", "onnx"):
@@ -246,9 +254,11 @@ class CompositionalScorer:
         panels: Sequence[Sequence[str]] | None = None,
         progress: bool = False,
         panel_vectors: dict[str, np.ndarray] | None = None,
+        reference_scale: float = 1.0,
     ) -> ResponseSide:
-        """Criteria-free part of many (query, response) pairs; `panels` are the reference panel's answers to each
-        response's query (the answers of `reference_models` the bench has; a response's own is skipped);
+        """Criteria-free part of many (query, response) pairs; `panels` are the answers each response is compared
+        with (the reference panel's to its query, or the bench's other answers: usl_space.instant.panels_of; a
+        response's own is skipped), the comparison weighed `reference_scale` times the heads' weights;
         `panel_vectors`: embeddings of panel answers already known (by text), not encoded again."""
         encode = self.store.get if self.store is not None else self.encoder.encode
         distinct_queries = list(dict.fromkeys(queries))
@@ -277,6 +287,9 @@ class CompositionalScorer:
             if self.idf is not None:
                 lexsim = panel_means(responses, panels, lambda a, b: lexical_similarity(a, b, self.idf), own)
             rel_length = panel_means(responses, panels, relative_length, own)
+        if reference_scale != 1.0:
+            signals = (refsim, lexsim, rel_length)
+            refsim, lexsim, rel_length = (None if s is None else reference_scale * s for s in signals)
         return self.heads.response_side(qvec[[where[q] for q in queries]], rvec, measure_many(responses), refsim,
                                         lexsim, rel_length, quality_vecs)  # fmt: skip
 
@@ -305,6 +318,6 @@ class CompositionalScorer:
             length = side.log_words(self.heads.spread)
             logit[rows] = judged_logit(quality_gap, soft_score[a] - soft_score[b], must_score[a] - must_score[b],
                                        self.quality_gate if with_quality else 0.0, length[a] - length[b],
-                                       self.gate_length_slope)  # fmt: skip
+                                       self.gate_length_slope, self.gate_length_cap)  # fmt: skip
         p_a = 1 / (1 + np.exp(-logit))
         return PairScores(p_a, p_a, p_a.copy() if symmetric else np.full_like(p_a, np.nan))

@@ -126,3 +126,9 @@ class CompositionalConfig:
         "when serving: a soft reading whose strongest weight holds less than this share of its total weight is not "
         "lifted to soft_strength (the reader unsure what the sentence asks for; chosen on development data)",
     )
+    consensus_scale: float = _f(
+        0.5,
+        "when serving on a bench without the reference panel's answers: the quality term compares each answer with "
+        "the bench's other answers to its query (a leave-one-out consensus), this times the reference weights (0: no "
+        "comparison there; chosen on AlpacaEval's training half: training/experiments/consensus_reference.py)",
+    )
