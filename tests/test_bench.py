@@ -189,3 +189,17 @@ def test_real_alpaca_eval_all_outputs_and_mt_bench(shared_data, tmp_path):
     assert sum(1 for missing in bench.incomplete_models().values() if missing) == 227 - 219
     mt = open_bench(shared_data / "usl" / "mt_bench")
     assert (mt.queries.height, len(mt.models)) == (80, 32)
+
+
+def test_a_folder_without_alpaca_evals_baseline_takes_its_most_complete_model(tmp_path, capsys):
+    """A 2025 bench in AlpacaEval's layout (creative, speechmap) has no gpt4_1106_preview: with no --baseline its
+    model with the most non-empty answers is the baseline, ties broken by name, and the choice is said."""
+    root = tmp_path / "bench2025"
+    write_jsonl(root / "instructions.jsonl", [{"idx": i, "instruction": t} for i, t in enumerate(INSTRUCTIONS)])
+    rows = [{"model": m, "idx": i, "output": f"{m} answers {i}"} for m in ("zeta", "eta") for i in range(6)]
+    rows += [{"model": "omega", "idx": i, "output": "" if i else "only one"} for i in range(6)]
+    write_jsonl(root / "model_outputs.jsonl.gz", rows)
+    bench = open_bench(root)
+    assert bench.baseline == "eta"  # eta and zeta answered all six; eta first by name; omega answered one
+    assert "baseline eta" in capsys.readouterr().err
+    assert open_bench(root, baseline="zeta").baseline == "zeta"

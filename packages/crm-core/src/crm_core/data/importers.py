@@ -16,6 +16,7 @@ import gzip
 import io
 import json
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -145,11 +146,23 @@ def read_models_file(path: str | os.PathLike) -> list[str]:
     return [s for s in (line.split("#", 1)[0].strip() for line in lines) if s]
 
 
+def most_complete_model(responses: pl.DataFrame) -> str:
+    """The model with the most non-empty answers (ties: the first by name): a bench's baseline when none is named
+    and AlpacaEval's is not in it. Which model is the baseline sets where win rates are read from, not the order of
+    the others (the judge has no favourites)."""
+    answered = responses.filter(pl.col("output").str.strip_chars() != "").group_by("model").len()
+    if not answered.height:
+        raise DataValidationError([Problem("responses", None, "output", "no model has a non-empty answer")])
+    return str(answered.sort(["len", "model"], descending=[True, False])["model"][0])
+
+
 def load_alpaca_eval_combined(
-    directory: str | os.PathLike, models: list[str] | None = None, baseline: str = ALPACA_EVAL_BASELINE
+    directory: str | os.PathLike, models: list[str] | None = None, baseline: str | None = None
 ) -> Bench:
     """The combined layout (``instructions.jsonl`` + ``model_outputs.jsonl.gz``). `models` None means
-    ``default_models.txt`` when the folder has one, else every model."""
+    ``default_models.txt`` when the folder has one, else every model. `baseline` None: AlpacaEval's
+    (gpt4_1106_preview) when the folder has it, else its model with the most answers (a 2025 bench of other
+    models: creative, speechmap), said on stderr."""
     directory = Path(directory)
     if models is None and (directory / "default_models.txt").is_file():
         models = read_models_file(directory / "default_models.txt")
@@ -157,6 +170,12 @@ def load_alpaca_eval_combined(
     responses = read_combined_outputs(directory / "model_outputs.jsonl.gz", models)
     if models is not None:
         _check_models_known(models, set(responses["model"].unique().to_list()), str(directory))
+    if baseline is None:
+        baseline = ALPACA_EVAL_BASELINE
+        if responses.height and baseline not in set(responses["model"].unique().to_list()):
+            baseline = most_complete_model(responses)
+            print(f"usl: {directory}: no {ALPACA_EVAL_BASELINE} answers; baseline {baseline} (the model with the most "
+                  "answers; --baseline names another)", file=sys.stderr)  # fmt: skip
     return make_bench("alpaca_eval", str(directory), baseline, queries, responses)
 
 
@@ -355,5 +374,6 @@ def open_bench(directory: str | os.PathLike, models: list[str] | None = None, ba
         return bench
     if layout == "mt_bench":
         return load_mt_bench(directory, models, baseline or MT_BENCH_BASELINE)
-    loader = load_alpaca_eval_combined if layout == "alpaca_eval" else load_alpaca_eval_per_model
-    return loader(directory, models, baseline or ALPACA_EVAL_BASELINE)
+    if layout == "alpaca_eval":
+        return load_alpaca_eval_combined(directory, models, baseline)
+    return load_alpaca_eval_per_model(directory, models, baseline or ALPACA_EVAL_BASELINE)
