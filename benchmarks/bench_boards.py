@@ -172,6 +172,12 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         help="also judge with this gate_length_cap (repeatable; default: as served)",
     )
+    parser.add_argument(
+        "--gate-length-floor",
+        type=float,
+        action="append",
+        help="also judge with this gate_length_floor quantile (repeatable; default: as served)",
+    )
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)  # fmt: skip
     from emit import emit
@@ -189,18 +195,20 @@ def main(argv: list[str] | None = None) -> int:
         if not folder:
             parser.error(f"--model takes NAME=DIR, got {spec!r}")
         scorer = open_scorer(folder, "onnx")
-        served = scorer.gate_length_cap
+        served = (scorer.gate_length_cap, scorer.gate_length_floor)
+        settings = [served, *((c, served[1]) for c in args.gate_length_cap or []),
+                    *((served[0], f) for f in args.gate_length_floor or [])]  # fmt: skip
         for bench_name, (bench, ids) in benches.items():
             print(f"{name}: {bench_name}", file=sys.stderr, flush=True)
             engine = make_engine(bench, scorer, ScoreCache(":memory:"))
             engine.response_table(progress=True)
-            for cap in dict.fromkeys([served, *(args.gate_length_cap or [])]):
-                scorer.gate_length_cap = cap
-                label = name if cap == served else f"{name}, length cap {cap:g}"
+            for cap, floor in dict.fromkeys(settings):
+                scorer.gate_length_cap, scorer.gate_length_floor = cap, floor
+                label = name if (cap, floor) == served else f"{name}, length cap {cap:g}, floor {floor:g}"
                 r = judge_bench(engine, bench_name, ids, scores if bench_name == "mt_bench" else {})
                 results.setdefault(label, {})[bench_name] = r
                 table.append(summary(label, bench_name, r))
-            scorer.gate_length_cap = served
+            scorer.gate_length_cap, scorer.gate_length_floor = served
     emit({"summary": table, "crms": results}, args.output, drop=("crms",))
     return 0
 

@@ -102,8 +102,7 @@ def report_card_table(r: dict | None = None) -> str:
 def judge_table() -> str:
     """README's one table of how good the judge is: the shipped CRM as served (ONNX int8) on held-out data beside
     the simple baselines, and the checks of the judge report (benchmarks/judge_report.py); beside it the same folder
-    as the previous stop served it (its phrasing memory before the bank's length-in-units phrasings), from the same
-    runs."""
+    as the previous stop served it, from the same runs."""
     r, j = _load("compositional_report_onnx_int8.json"), _load("judge_report.json")
     before = _load("compositional_report_onnx_int8_previous.json")
     now, previous = j["crms"]["now"], j["crms"]["previous"]
@@ -129,8 +128,8 @@ def judge_table() -> str:
     shipped, earlier = _judge_column(r, now), _judge_column(before, previous)
     lines = [f"`{r['model']}` as served (ONNX Runtime int8); held-out prompts, validation phrasings never trained on; "
              f"judge report on the {now['queries']} evaluation-half queries, {now['default_models']} default models. "
-             "Previous stop: the same folder with its phrasing memory before the training bank's phrasings that ask "
-             "for length in units of text ('One paragraph is enough.').",
+             "Previous stop: the same folder served as before this stop (no consensus where a bench lacks the "
+             "reference panel, no cap on the gate's length forgiveness).",
              "", "| measure | shipped CRM | previous stop | baseline or target |", "|---|---|---|---|"]  # fmt: skip
     lines += [f"| {a} | {b} | {c} | {t} |" for (a, t), b, c in zip(targets, shipped, earlier, strict=True)]
     return "\n".join(lines)
@@ -209,6 +208,25 @@ def performance_table() -> str:
     lines = [f"{store['machine']}, the shipped CRM under ONNX Runtime int8; raw results in benchmarks/results/.", "",
              "| what | seconds | benchmark |", "|---|---|---|"]  # fmt: skip
     lines += [f"| {a} | {b} | `benchmarks/{c}` |" for a, b, c in rows]
+    return "\n".join(lines)
+
+
+def bench_table() -> str:
+    """README's boards on every bench (benchmarks/bench_boards.py): the shipped CRM beside the previous stop."""
+    r = _load("bench_boards.json")
+    lines = ["Five junk entries built from each bench (the prompt echoed, an answer to another prompt, the baseline's "
+             "answer cut after its first sentence, one canned refusal, NullModel's text); wishes: \"Keep it brief.\" "
+             "and \"I like thorough, detailed answers.\"; AlpacaEval: its evaluation half. Previous stop: the same "
+             "folder without the consensus and the length cap.", "",
+             "| bench | CRM | junk below every real model | junk in the top third: brief / detailed | top-5 words: "
+             "general / brief / detailed | tau vs MT-bench score | MT-bench < 5 in the top third: general / brief |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    rows = sorted(r["summary"], key=lambda x: (x["bench"], x["crm"] != "now"))
+    for x in rows:
+        lines.append(f"| {x['bench']} | {x['crm']} | {x['junk below every real model (general)']} | "
+                     f"{x['junk in the top third: brief / detailed']} | {x['top-5 words: general / brief / detailed']}"
+                     f" | {x.get('tau vs MT-bench score (general)', '')} | "
+                     f"{x.get('score < 5 in the top third: general / brief', '')} |")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -397,6 +415,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "judge": judge_table,
     "performance": performance_table,
     "gpu": gpu_table,
+    "benches": bench_table,
     "load": load_table,
     "throughput": throughput_table,
     "latency": latency_table,

@@ -64,6 +64,13 @@ def test_criteria_tune_quality_and_must_criteria_override_it():
     brief = judged_logit(np.array([-0.9]), np.array([2.0]), 0.0, gate=0.3, length_gap=-3.0, length_slope=0.3)
     assert brief[0] == pytest.approx(1.1)
     assert judged_logit(np.array([-0.9]), np.array([2.0]), 0.0, gate=0.3)[0] < 0  # without the length slope
+    # at most `length_cap` doublings are forgiven: an answer cut to one sentence (64 times shorter) stays behind
+    cut = dict(gate=0.3, length_gap=-6.0, length_slope=0.3)
+    assert judged_logit(np.array([-1.2]), np.array([2.0]), 0.0, **cut)[0] > 0  # forgiven 1.8: brevity wins
+    assert judged_logit(np.array([-1.2]), np.array([2.0]), 0.0, length_cap=3.0, **cut)[0] < 0  # forgiven 0.9
+    capped = judged_logit(np.array([-0.9]), np.array([2.0]), 0.0, gate=0.3, length_gap=-3.0, length_slope=0.3,
+                          length_cap=3.0)  # fmt: skip
+    assert capped[0] == pytest.approx(1.1)  # within the cap: as before
     assert is_must("Answers must be short.") and is_must("Never use emojis.") and not is_must("I like short answers.")
 
 
@@ -75,6 +82,21 @@ def test_gated_matrices_read_every_model_against_the_baseline():
     assert preference[0, 0] == 0.5 and preference[0, 1] < 0.5 < preference[0, 2]
     assert preference[0, 3] == pytest.approx(1 / (1 + np.exp(-1.1)))
     assert outcome[0].tolist() == [0.5, 0.0, 1.0, 1.0]
+
+
+def test_brevity_is_forgiven_only_down_to_the_length_most_answers_have():
+    """gate_length_floor: an answer far shorter than nearly all answers to its query (one sentence of a story) is
+    not a concise version of one: a brief wish no longer lifts it; a brief answer of comparable quality still wins."""
+    # baseline, five real answers of ~1,000 words, a brief one (256 words), a first line alone (8 words)
+    quality = np.array([[0.0, 0.1, -0.1, 0.05, -0.05, 0.0, -0.3, -0.9]] * 4)
+    soft = np.array([[0.0, 0.0, 0.2, 0.0, 0.1, 0.0, 2.0, 6.0]] * 4)  # "Keep it brief." rewards log-length
+    log_words = np.array([[10.0, 10.2, 9.8, 10.1, 9.9, 10.05, 8.0, 3.0]] * 4)
+    plain = gated_matrices(quality, soft, np.zeros_like(soft), 0, 0.3, log_words, 0.3, length_cap=3.0)[1]
+    floored = gated_matrices(quality, soft, np.zeros_like(soft), 0, 0.3, log_words, 0.3, 3.0, length_floor=0.25)[1]
+    assert plain[0, 7] > 0.99  # capped at 3 doublings, the first line is still "comparable": the wish decides
+    assert floored[0, 7] < 0.5  # forgiven only down to the query's lower-quartile length: it stays behind
+    assert floored[0, 6] > 0.5 and plain[0, 6] > 0.5  # the brief answer of comparable quality wins either way
+    assert np.array_equal(plain[:, :6], floored[:, :6])  # answers of common length: unchanged
 
 
 def test_the_scorer_splits_soft_and_must_criteria(crm_folder):

@@ -108,7 +108,7 @@ class InstantEngine(Engine):
         quality, soft, must, log_words = parts
         crm = self.compositional
         return gated_matrices(quality, soft, must, models.index(self.baseline), crm.quality_gate, log_words,
-                              crm.gate_length_slope, crm.gate_length_cap)  # fmt: skip
+                              crm.gate_length_slope, crm.gate_length_cap, crm.gate_length_floor)  # fmt: skip
 
     def _boards(self, criteria: list[str], dislikes: list[str], ordered: list[int], models: list[str],
                 started: float, settings: dict[str, Any]) -> Iterator[Leaderboard]:  # fmt: skip

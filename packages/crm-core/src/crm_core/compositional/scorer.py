@@ -163,6 +163,7 @@ class CompositionalScorer:
         self.quality_gate = float(serving.get("quality_gate", 0.0))  # judged_logit's gate (0: criteria add up)
         self.gate_length_slope = float(serving.get("gate_length_slope", 0.0))
         self.gate_length_cap = float(serving.get("gate_length_cap", 0.0))
+        self.gate_length_floor = float(serving.get("gate_length_floor", 0.0))  # boards only (usl_space.board)
         # on a bench without the reference panel's answers, the quality term compares each answer with the bench's
         # other answers to its query, this much weight on that consensus (usl_space.instant.panels_of; 0: none)
         self.consensus_scale = float(serving.get("consensus_scale", 0.0))

@@ -96,6 +96,13 @@ class CompositionalConfig:
         "when serving: logits of quality per doubling of words taken out of the gap the gate reads (the quality "
         "term's own within-query slope on the development half was 0.31), so brevity alone is not 'clearly worse'",
     )
+    gate_length_cap: float = _f(
+        3.0,
+        "when serving: at most this many doublings of words are taken out of the gap the gate reads (an answer cut to "
+        "one sentence, a one-line refusal or the prompt echoed back stays clearly worse than a whole answer; 0: no "
+        "cap). Chosen on development data: twins as without a cap, no junk entry in a brief board's top third "
+        "(benchmarks/judge_report.py --gate, benchmarks/bench_boards.py --gate-length-cap)",
+    )
     weight_decay: float = _f(1e-2, "AdamW weight decay of both fits")
     weight_threshold: float = _f(
         0.25,
