@@ -42,6 +42,6 @@ def test_tiny_board_reports_rates(tmp_path: Path) -> None:
     (tiny,) = report["sizes"]
     assert report["board_inputs"] == 80
     assert 0 < tiny["measured_inputs"] <= 80
-    assert tiny["pairs_per_s"] == round(tiny["inputs_per_s"] / 2, 1)
+    assert abs(tiny["pairs_per_s"] - tiny["inputs_per_s"] / 2) <= 0.1  # a pair is both orders: two inputs
     assert abs(tiny["full_board_seconds"] - 80 / tiny["inputs_per_s"]) < 0.2
     assert 0 <= tiny["padding_share"] < 0.5  # sorted by length: little padding
