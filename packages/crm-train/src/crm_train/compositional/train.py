@@ -356,9 +356,14 @@ def model_card(spec: CRMSpec) -> str:
         *(["- form gate: a criterion it reads as general (who you are, what it is for) moves no property; the app "
            "shows 'no measured property' for it"] if config.get("form_gate_weight") else []),
         f"- reference panel: {', '.join(spec.extra.get('reference_models', []))}; each answer is compared with the "
-        "panel's answers to its query other than its own, so no model on a board is favoured by construction",
+        "panel's answers to its query other than its own, so no model on a board is favoured by construction"
+        + (f"; on a bench without the panel's answers, with the bench's other answers to its query instead (a "
+           f"leave-one-out consensus, at consensus_scale {config['consensus_scale']} of the panel's weights)"
+           if config.get("consensus_scale") else ""),
         f"- criteria tune quality (gate {config.get('quality_gate', 0)}, length slope "
-        f"{config.get('gate_length_slope', 0)}): a soft criterion fades where it would make the clearly worse answer "
+        f"{config.get('gate_length_slope', 0)}"
+        + (f" for at most {config['gate_length_cap']:g} doublings of words" if config.get("gate_length_cap") else "")
+        + "): a soft criterion fades where it would make the clearly worse answer "
         "win; a sentence with must / never / always counts in full"
         + (f"; a soft criterion's strongest weight is {config['soft_strength']} x the readers' weight for training "
            "phrasings of its property, however it is worded, when the reading is sure of itself (its strongest "
