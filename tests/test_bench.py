@@ -201,5 +201,6 @@ def test_a_folder_without_alpaca_evals_baseline_takes_its_most_complete_model(tm
     write_jsonl(root / "model_outputs.jsonl.gz", rows)
     bench = open_bench(root)
     assert bench.baseline == "eta"  # eta and zeta answered all six; eta first by name; omega answered one
+    assert bench.name == "bench2025"  # named by its folder, not as AlpacaEval
     assert "baseline eta" in capsys.readouterr().err
     assert open_bench(root, baseline="zeta").baseline == "zeta"

@@ -170,13 +170,16 @@ def load_alpaca_eval_combined(
     responses = read_combined_outputs(directory / "model_outputs.jsonl.gz", models)
     if models is not None:
         _check_models_known(models, set(responses["model"].unique().to_list()), str(directory))
+    present = set(responses["model"].unique().to_list())
     if baseline is None:
         baseline = ALPACA_EVAL_BASELINE
-        if responses.height and baseline not in set(responses["model"].unique().to_list()):
+        if responses.height and baseline not in present:
             baseline = most_complete_model(responses)
             print(f"usl: {directory}: no {ALPACA_EVAL_BASELINE} answers; baseline {baseline} (the model with the most "
                   "answers; --baseline names another)", file=sys.stderr)  # fmt: skip
-    return make_bench("alpaca_eval", str(directory), baseline, queries, responses)
+    # AlpacaEval's own answers are the alpaca_eval bench; another set in its layout is named by its folder (creative)
+    name = "alpaca_eval" if ALPACA_EVAL_BASELINE in present or not present else directory.resolve().name
+    return make_bench(name, str(directory), baseline, queries, responses)
 
 
 def read_model_outputs_json(path: str | os.PathLike) -> list[dict]:
