@@ -111,6 +111,12 @@ def test_the_catalog_is_checked_and_lists_the_default_models():
     assert 50 <= len(models) <= 60 and "gpt4_1106_preview" in models and len(set(models)) == len(models)
     assert {"gpt-4o-2024-05-13", "claude-3-5-sonnet-20240620", "Meta-Llama-3.1-405B-Instruct-Turbo"} <= set(models)
     assert catalog()["Meta-Llama-3.1-8B-Instruct-Turbo"].open_weights and not catalog()["gpt4_0314"].open_weights
+    known = catalog()
+    assert known["polaris-alpha"].weights == "unknown" and not known["polaris-alpha"].open_weights
+    assert known["gpt-oss-120b"].open_weights and known["o3"].released == "2025-04"
+    assert not {"o3", "gpt-oss-120b", "polaris-alpha"} & set(models)  # the 2025 benches' models: not the default board
+    with pytest.raises(ValueError, match=r"models.csv:2: released"):
+        parse_catalog("model,organisation,weights,released,on_board_since\na,X,open,2024-13,original\n")
     with pytest.raises(ValueError, match=r"models.csv:3: weights"):
         parse_catalog("model,organisation,weights,released,on_board_since\na,X,open,2024-01,original\n"
                       "b,Y,closed,2024-01,original\n")  # fmt: skip
@@ -129,6 +135,21 @@ def test_no_default_model_trained_the_quality_term(shared_data):
         annotated = {json.loads(line)["model"] for line in handle}
     assert not (set(default_models()) - original) & annotated
     assert {m for m in catalog() if catalog()[m].on_board_since == "original"} == original
+
+
+def test_every_model_of_the_2025_benches_has_its_facts(shared_data):
+    """The app's 'Made by · weights · released' column and its open-weights filter know every model of the creative
+    and speechmap benches (models_2025.csv), and nothing else is listed there."""
+    seen = set()
+    for name in ("creative", "speechmap"):
+        path = shared_data / "usl" / name / "model_outputs.jsonl.gz"
+        if path.is_file():
+            with gzip.open(path, "rt", encoding="utf-8") as handle:
+                seen |= {json.loads(line)["model"] for line in handle}
+    if not seen:
+        pytest.skip("the 2025 benches are not in the shared data")
+    listed = set(catalog()) - set(default_models())
+    assert seen == listed
 
 
 def test_the_app_says_what_it_could_not_read_and_tables_the_baseline_without_a_ci(tmp_path):

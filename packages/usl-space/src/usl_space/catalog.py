@@ -1,29 +1,35 @@
-"""The project's own model list (models.csv): which models a default board shows, and what a person choosing a
-model needs beside each name (organisation, open or proprietary weights, release month).
+"""The project's own model lists: which models a default board shows (models.csv), and what a person choosing a
+model needs beside each name (organisation, open or proprietary weights, release month) for those and for the models
+of the 2025 benches (models_2025.csv: creative and speechmap).
 
-The list was written by hand from public facts (each lab's release announcements): the 40 well-known models of
+The lists were written by hand from public facts (each lab's release announcements): the 40 well-known models of
 early 2024 that the board showed before (../shared/data/usl/alpaca_eval/default_models.txt, kept for continuity;
 `on_board_since` "original") and 15 that people compared in late 2024 (`on_board_since` 2026-11). A model whose
 GPT-4-turbo verdicts trained the quality term is not on it (tests/test_catalog.py checks this against the data).
+In models_2025.csv a release month is blank where it is not known (an alias such as chatgpt-4o-latest moves), and the
+anonymous models say so, weights "unknown".
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
 COLUMNS = ("model", "organisation", "weights", "released", "on_board_since")
+WEIGHTS = ("open", "proprietary", "unknown")
+RELEASED = re.compile(r"20\d\d-(0[1-9]|1[0-2])")
 
 
 @dataclass(frozen=True)
 class ModelInfo:
     model: str
     organisation: str
-    weights: str  # "open" or "proprietary"
-    released: str  # YYYY-MM
+    weights: str  # "open", "proprietary" or "unknown" (an anonymous model)
+    released: str  # YYYY-MM, or blank where it is not known
     on_board_since: str  # "original" (the early-2024 list) or the month it joined
 
     @property
@@ -41,18 +47,26 @@ def parse_catalog(text: str, where: str = "models.csv") -> dict[str, ModelInfo]:
         info = ModelInfo(**{k: (row[k] or "").strip() for k in COLUMNS})
         if not info.model or info.model in out:
             raise ValueError(f"{where}:{line}: model: empty or repeated ({info.model!r})")
-        if info.weights not in ("open", "proprietary"):
-            raise ValueError(f"{where}:{line}: weights: expected 'open' or 'proprietary', got {info.weights!r}")
+        if info.weights not in WEIGHTS:
+            raise ValueError(f"{where}:{line}: weights: expected one of {', '.join(WEIGHTS)}, got {info.weights!r}")
+        if info.released and not RELEASED.fullmatch(info.released):
+            raise ValueError(f"{where}:{line}: released: expected YYYY-MM or blank, got {info.released!r}")
         out[info.model] = info
     return out
 
 
+@lru_cache(maxsize=2)
+def _read(name: str) -> dict[str, ModelInfo]:
+    return parse_catalog((resources.files("usl_space") / name).read_text(encoding="utf-8"), name)
+
+
 @lru_cache(maxsize=1)
 def catalog() -> dict[str, ModelInfo]:
-    """The shipped models.csv, by model name, in the file's order."""
-    return parse_catalog((resources.files("usl_space") / "models.csv").read_text(encoding="utf-8"))
+    """Every model the project knows, by name: the default board's (models.csv, in its order), then the 2025
+    benches' (models_2025.csv)."""
+    return {**_read("models.csv"), **_read("models_2025.csv")}
 
 
 def default_models() -> list[str]:
-    """The default board's models (the baseline gpt4_1106_preview among them)."""
-    return list(catalog())
+    """The default board's models (the baseline gpt4_1106_preview among them): models.csv only."""
+    return list(_read("models.csv"))

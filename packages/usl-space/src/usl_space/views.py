@@ -69,7 +69,10 @@ def table(board: Leaderboard | None, topics: bool = True) -> list[list[Any]]:
 def about(model: str) -> str:
     """What a person choosing a model wants beside its name (usl_space.catalog); blank for a model not listed."""
     info = catalog().get(model)
-    return f"{info.organisation} · {info.weights} · {info.released}" if info else ""
+    if info is None:
+        return ""
+    weights = "weights unknown" if info.weights == "unknown" else info.weights
+    return " · ".join([info.organisation, weights, info.released or "release month unknown"])
 
 
 def frame(board: Leaderboard | None) -> dict:
