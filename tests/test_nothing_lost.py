@@ -93,7 +93,7 @@ def test_usl_rank_refuses_nonsense_counts_in_the_parser(flag, value, expected, c
     assert stop.value.code == 2 and expected in capsys.readouterr().err
 
 
-def test_mistyped_fields_are_named_on_the_fast_path(tmp_path):
+def test_mistyped_fields_are_named_however_the_json_spells_them(tmp_path):
     (tmp_path / "instructions.jsonl").write_text('{"idx": 0, "instruction": "Hi"}\n{"idx": 1, "instruction": "Yo"}\n')
     base = "gpt4_1106_preview"
     rows = [{"model": base, "idx": 0, "output": "a"}, {"model": base, "idx": 1, "output": "b"},
@@ -105,6 +105,15 @@ def test_mistyped_fields_are_named_on_the_fast_path(tmp_path):
     text = str(caught.value)
     assert "model_outputs.jsonl.gz:3: output: expected str, got int" in text
     assert "model_outputs.jsonl.gz:4: model: expected str, got int" in text
+    spellings = ['{"model": "m", "idx": 0, "output" : 12345}', '{"model": "m", "idx": 1, "\\u006futput": ["a", "b"]}',
+                 '{"model" : 7, "idx": 0, "output": "c"}']  # fmt: skip
+    with gzip.open(tmp_path / "model_outputs.jsonl.gz", "wt") as handle:  # the same types, spelled otherwise
+        handle.write("\n".join([json.dumps(r) for r in rows[:2]] + spellings) + "\n")
+    with pytest.raises(DataValidationError) as caught:
+        open_bench(tmp_path)
+    text = str(caught.value)
+    for line, field, got in ((3, "output", "int"), (4, "output", "list"), (5, "model", "int")):
+        assert f"model_outputs.jsonl.gz:{line}: {field}: expected str, got {got}" in text
 
 
 def test_an_empty_model_file_is_an_error_not_a_vanished_model(per_model_dir):

@@ -12,8 +12,6 @@ Layouts understood (see `open_bench`):
 from __future__ import annotations
 
 import difflib
-import gzip
-import io
 import json
 import os
 import sys
@@ -98,36 +96,28 @@ def read_instructions(path: str | os.PathLike) -> pl.DataFrame:
     return pl.DataFrame([r for _, r in records], infer_schema_length=None).cast({"idx": pl.Int64})
 
 
-def _all_strings(raw: bytes, key: str) -> bool:
-    """Whether every JSON value of `key` in a JSON-lines text is a string: an unescaped '"key":' occurs only as a
-    key, so counting those followed by a quote is exact (C speed, no parse)."""
-    token = f'"{key}":'.encode()
-    return raw.count(token) == raw.count(token + b'"') + raw.count(token + b' "')
-
-
 def read_combined_outputs(path: Path, models: list[str] | None) -> pl.DataFrame:
-    """The combined ``model_outputs.jsonl.gz``: Polars' fast reader first; on any problem, a line-by-line
-    pass that names the file, line and field."""
-    schema = {"model": pl.String, "idx": pl.Int64, "generator": pl.String, "output": pl.String}
-    try:
-        raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-        # Polars would turn 12345 or ["a"] into text before any check: a model or output that is not a JSON string
-        # sends the file to the line-by-line pass, which names it (Polars refuses a non-integer idx itself)
-        typed = _all_strings(raw, "model") and _all_strings(raw, "output")
-        frame = pl.read_ndjson(io.BytesIO(raw), schema=schema)
-        if typed and frame.select(pl.col("model", "idx", "output").null_count()).sum_horizontal().item() == 0:
-            if models is not None:
-                frame = frame.filter(pl.col("model").is_in(models))
-            return frame.with_columns(pl.col("generator").fill_null(pl.col("model")))
-    except (pl.exceptions.PolarsError, OSError, EOFError):
-        pass
+    """The combined ``model_outputs.jsonl.gz``, every line parsed and its fields checked by value and type: a number
+    or a list where text belongs is refused with file:line:field however the JSON spells it (a space before the
+    colon, an escaped key); Polars' reader would turn them into text. About 0.7 s more than Polars on AlpacaEval's
+    182,723 answers."""
     records = read_jsonl_checked(_read_text_lines(path), str(path), {"model": str, "idx": int, "output": str})
+    bad = [Problem(str(path), line, "generator", f"expected str or null, got {type(r['generator']).__name__}")
+           for line, r in records if not isinstance(r.get("generator", ""), str | None)]  # fmt: skip
+    invalid_rows(bad)  # raises, unless the command skips invalid rows
+    dropped = {problem.line for problem in bad}
+    wanted = set(models) if models is not None else None
+    kept = [r for line, r in records if line not in dropped and (wanted is None or r["model"] in wanted)]
     frame = pl.DataFrame(
-        [r for _, r in records], schema=schema
-    )  # reached only when the fast path and the checks disagree
-    if models is not None:
-        frame = frame.filter(pl.col("model").is_in(models))
-    return frame.with_columns(pl.col("generator").fill_null(pl.col("model")))
+        {
+            "model": [r["model"] for r in kept],
+            "idx": [r["idx"] for r in kept],
+            "generator": [r["model"] if r.get("generator") is None else r["generator"] for r in kept],
+            "output": [r["output"] for r in kept],
+        },
+        schema={"model": pl.String, "idx": pl.Int64, "generator": pl.String, "output": pl.String},
+    )
+    return frame
 
 
 def _check_models_known(requested: list[str] | None, available: set[str], where: str) -> None:
