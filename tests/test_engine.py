@@ -110,6 +110,7 @@ def test_a_rank_request_is_cleaned_once_names_one_board_and_ranks_what_it_asks(p
     assert typed == RankRequest(("Be brief.",), ("jargon",), (1, 5), ("m1",), "m2", 2, 3)
     assert hash(typed) == hash(RankRequest.checked(["Be brief."], "jargon", [1, 5], ["m1"], "m2", 2, 3))
     assert RankRequest.checked("Be brief.") != RankRequest.checked("Be brief.", n_queries=4)  # another board
+    assert RankRequest.checked(models=["m2", "m1", "m2"]).models == ("m2", "m1")  # named twice: ranked once
     with pytest.raises(ValueError, match="at least 1"):
         RankRequest.checked(n_queries=0)
     with pytest.raises(ValueError, match="dislikes line 1"):

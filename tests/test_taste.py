@@ -62,6 +62,12 @@ def test_profile_round_trip_and_clear_errors(tmp_path):
     bad.write_text('{"version": 1, ')
     with pytest.raises(ValueError, match="malformed JSON"):
         Profile.load(bad)
+    bad.write_text(json.dumps({"version": 1, "criteria": "Be brief."}))  # a string, not a list: not 9 letters
+    with pytest.raises(ValueError, match="criteria: expected a list of strings, got str"):
+        Profile.load(bad)
+    bad.write_text(json.dumps({"version": 1, "criteria": [12345, {"x": 1}]}))
+    with pytest.raises(ValueError, match="criteria: expected a list of strings, got a list holding dict, int"):
+        Profile.load(bad)
 
 
 def test_share_link_token_round_trip_and_damaged_links():

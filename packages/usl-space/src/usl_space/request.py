@@ -33,14 +33,15 @@ class RankRequest:
         n_queries: int | None = None,
         seed: int = 0,
     ) -> RankRequest:
-        """A request with its criteria and dislikes (lists or text boxes) cleaned; ValueError says what is wrong."""
+        """A request with its criteria and dislikes (lists or text boxes) cleaned and its models each named once;
+        ValueError says what is wrong."""
         if n_queries is not None and n_queries < 1:
             raise ValueError(f"the number of queries must be at least 1, got {n_queries}")
         return cls(
             tuple(check_criteria(criteria)),
             tuple(check_criteria(dislikes, "dislikes")),
             None if query_ids is None else tuple(sorted({int(i) for i in query_ids})),
-            None if models is None else tuple(models),
+            None if models is None else tuple(dict.fromkeys(models)),  # a model named twice is ranked once
             baseline or None,
             n_queries,
             seed,

@@ -29,6 +29,19 @@ PROFILE_VERSION = 1
 MAX_LINK_TOKEN = 8000  # characters of a share link's profile (browsers and proxies cut URLs near 8 KB)
 
 
+def _strings(value: object, where: str) -> list[str]:
+    """A profile's list of texts, as written: a lone string ("Be brief.") or a number is an error, not a list of
+    its characters or its text."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        got = (
+            type(value).__name__
+            if not isinstance(value, list)
+            else "a list holding " + ", ".join(sorted({type(v).__name__ for v in value if not isinstance(v, str)}))
+        )
+        raise ValueError(f"{where}: expected a list of strings, got {got}")
+    return list(value)
+
+
 @dataclass
 class Vote:
     """The visitor preferred model_a's answer to query idx (outcome 1), model_b's (0), or neither (0.5)."""
@@ -80,8 +93,10 @@ class Profile:
             raise ValueError(f"{where}: votes: each needs idx, model_a, model_b, outcome ({error})") from None
         if any(v.outcome not in (0.0, 0.5, 1.0) for v in votes):
             raise ValueError(f"{where}: votes: outcome must be 1 (A), 0 (B) or 0.5 (tie)")
-        return cls([str(c) for c in data.get("criteria", [])], [str(d) for d in data.get("dislikes", [])],
-                   [str(t) for t in data.get("topics", [])], votes, data.get("weights"), data.get("voice"))  # fmt: skip
+        texts = {field: _strings(data.get(field, []), f"{where}: {field}") for field in ("criteria", "dislikes",
+                                                                                          "topics")}  # fmt: skip
+        return cls(texts["criteria"], texts["dislikes"], texts["topics"], votes, data.get("weights"),
+                   data.get("voice"))  # fmt: skip
 
     def link_token(self, all_topics: Sequence[str] = ()) -> str:
         """The profile as a URL-safe token for a share link (`?profile=TOKEN`): "2." and the criteria, dislikes,
