@@ -122,9 +122,17 @@ def test_an_empty_model_file_is_an_error_not_a_vanished_model(per_model_dir):
         open_bench(per_model_dir, baseline="base")
 
 
-def test_a_corrupt_score_cache_is_set_aside_and_rebuilt(tmp_path, capsys):
+def test_a_corrupt_score_cache_is_set_aside_and_rebuilt_and_a_foreign_path_refused(tmp_path, capsys):
+    folder, text = tmp_path / "my-notes", tmp_path / "notes.txt"
+    folder.mkdir()
+    (folder / "keep.txt").write_text("mine")
+    text.write_text("not a database, and not the tool's to move")
+    for foreign in (folder, text):  # never renamed, replaced or deleted
+        with pytest.raises(ValueError, match="score cache"):
+            ScoreCache(foreign)
+    assert (folder / "keep.txt").read_text() == "mine" and text.read_text().startswith("not a database")
     path = tmp_path / "scores.sqlite"
-    path.write_bytes(b"this is not a database" * 100)
+    path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)  # a cache this tool made, since damaged
     cache = ScoreCache(path)
     assert cache.get("c", "x", "b", [(0, "m", "d")]) == {}
     assert "is unreadable" in capsys.readouterr().err

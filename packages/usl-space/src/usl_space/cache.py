@@ -72,13 +72,25 @@ def checkpoint_id(folder: str | os.PathLike, weights_file: str = "model.safetens
     return digest.hexdigest()[:20]
 
 
+def _looks_like_sqlite(path: Path) -> bool:
+    """Whether a file starts as an SQLite database does: only such a file, made by this cache and since damaged, is
+    ever set aside; any other file named as the cache is refused, never moved."""
+    with open(path, "rb") as handle:
+        return handle.read(16) == b"SQLite format 3\x00"
+
+
 class ScoreCache:
     """Scores on disk (or in memory with path ':memory:'), safe to share between threads and processes."""
 
     def __init__(self, path: str | os.PathLike):
         self.path = str(path)
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            existing = Path(self.path)
+            if existing.exists() and not existing.is_file():
+                raise ValueError(f"{self.path}: the score cache must be a file (or a new path), not a folder")
+            if existing.is_file() and existing.stat().st_size and not _looks_like_sqlite(existing):
+                raise ValueError(f"{self.path}: not a score cache (an SQLite file): give a new path or the cache's own")
+            existing.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._memory = sqlite3.connect(":memory:", check_same_thread=False) if self.path == ":memory:" else None
         self._lock = threading.Lock()
