@@ -8,7 +8,8 @@ Writes `--output` (default gpu_pack/, git-ignored by the caller and carried to t
   verdict prompts and the human validation split), with their scaled properties z = phi / spread (the shipped
   heads' spread), log-length gap, soft label, source and split (the device script weighs sources as train.py);
   and `export`, the text rows whose tuned vectors come back: every training text and every answer and prompt of
-  the shared benches and human test sets;
+  the shared benches and human test sets; `export_rows.npy`, the rows a call can bring back beside a whole
+  encoder's weights (all but AlpacaEval's training-half answers);
 - `pack.json`: source names and counts; and, not in the pack (it stays here), `--texts`, the texts in row order,
   which `training/gpu/import_quality.py` reads to put the returned vectors into the embedding store.
 
@@ -31,9 +32,10 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 
 
-def bench_texts(shared: Path) -> list[str]:
+def bench_texts(shared: Path) -> tuple[list[str], set[str]]:
     """Prompts and answers of every bench in the shared data (AlpacaEval: the app's default models, the judge
-    report's twins and NullModel, the reference panel) and of the human test sets."""
+    report's twins and NullModel, the reference panel) and of the human test sets; and the AlpacaEval answers to
+    training-half instructions among them (development boards: left out of `export_rows.npy`)."""
     from crm_train.compositional import sources as S
     from usl_space.catalog import default_models
 
@@ -42,7 +44,10 @@ def bench_texts(shared: Path) -> list[str]:
              "gpt4_1106_preview")  # fmt: skip
     models = {*default_models(), *S.REFERENCE_PANEL, "NullModel", *(f"{t}_{k}" for t in twins
                                                                       for k in ("concise", "verbose"))}  # fmt: skip
-    texts += list(S.alpaca_instructions(shared).values()) + list(S.read_outputs(shared, models).values())
+    instructions = S.alpaca_instructions(shared)
+    texts += list(instructions.values())
+    outputs = list(S.read_outputs(shared, models).items())
+    texts += [text for _, text in outputs]
     for name in ("creative", "speechmap"):
         folder = shared / "usl" / name
         if not folder.is_dir():
@@ -57,7 +62,8 @@ def bench_texts(shared: Path) -> list[str]:
             texts += [json.loads(line)["choices"][0]["turns"][0] for line in path.open(encoding="utf-8")]
     for pair in S.human_pairs(shared, "test") + S.human_pairs(shared, "pandalm"):
         texts += [pair.prompt, pair.a, pair.b]
-    return [t for t in texts if isinstance(t, str) and t.strip()]
+    training_half = {text for (idx, _), text in outputs if S.alpaca_train_half(instructions[idx])}
+    return [t for t in texts if isinstance(t, str) and t.strip()], training_half
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,8 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         words_a, words_b = len(p.a.split()) + 1, len(p.b.split()) + 1
         columns["dlen"].append(float(np.tanh(np.log2(words_a / words_b))))
     training_rows = len(rows)
+    training_half: set[str] = set()
     if not args.no_benches:
-        for text in bench_texts(args.shared):
+        texts_of_benches, training_half = bench_texts(args.shared)
+        for text in texts_of_benches:
             row(text)
     texts = list(rows)
     print(f"{len(pairs)} pairs ({len(val)} validation), {training_rows} training texts, {len(texts)} texts in all",
@@ -133,6 +141,10 @@ def main(argv: list[str] | None = None) -> int:
                                                        "texts": len(texts), "training_texts": training_rows,
                                                        "encoder": meta["identity"]}, indent=2) + "\n",
                                            encoding="utf-8")  # fmt: skip
+    # what a device call can bring back beside a whole encoder's weights (64 MiB): every training text, every bench
+    # text but AlpacaEval's training-half answers (quality_encoder.py --export-rows)
+    keep = [r for r, t in enumerate(texts) if r < training_rows or t not in training_half]
+    np.save(args.output / "export_rows.npy", np.array(keep, dtype=np.int32))
     args.texts.parent.mkdir(parents=True, exist_ok=True)
     args.texts.write_text(json.dumps(texts), encoding="utf-8")
     return 0

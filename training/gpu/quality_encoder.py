@@ -2,7 +2,7 @@
 
 Needs only PyTorch, transformers (4.57 or 5.x), safetensors and numpy; no project package. It reads a pack made on
 the CPU by `training/gpu/pack_quality.py` (token ids of every text, the quality pairs with their measured
-properties, soft labels and source weights, and MiniLM's float16 weights) and trains, for each variant, the
+properties, soft labels, sources and splits, and MiniLM's float16 weights) and trains, for each variant, the
 quality term of crm_train.compositional.train (QualityNet: an MLP over [e(r), e(q) * e(r), z] plus a weight on
 cos(e(r), e(reference)) and, in training only, a length-bias term) with the encoder:
 
@@ -17,6 +17,9 @@ scale per row (`vectors-N.npz`, at most 16 MiB a file), and `metrics.json` (per 
 accuracy overall and per source, seconds, the device). Runs on the CPU too (tests use a tiny pack).
 
     python3 training/gpu/quality_encoder.py --pack gpu_pack --out $OUT --variants frozen,top2,full --export top2
+    # what the 2026-11-26 run brought back:
+    python3 training/gpu/quality_encoder.py --pack gpu_pack --out $OUT --variants frozen,top6 --export top6 \
+        --epochs 2 --export-rows gpu_pack/export_rows.npy --variant-seconds 120
 """
 
 from __future__ import annotations
