@@ -140,6 +140,28 @@ def test_a_corrupt_score_cache_is_set_aside_and_rebuilt_and_a_foreign_path_refus
     sqlite3.connect(path).execute("SELECT 1")
 
 
+def test_crm_json_serving_settings_and_panel_are_checked_by_value(tmp_path):
+    """A NaN gate or a panel written as one string would change every board silently: refused, the field named."""
+    import shutil
+
+    from conftest import random_compositional_crm
+    from crm_core.compositional.scorer import CompositionalScorer
+
+    compositional_folder = random_compositional_crm(tmp_path / "made")
+
+    for field, value, message in (("quality_gate", float("nan"), "extra.config.quality_gate: expected a finite"),
+                                  ("weight_scale", "1.5", "extra.config.weight_scale: expected a finite"),
+                                  ("reference_models", "gpt4_1106_preview",
+                                   "extra.reference_models: expected a list")):  # fmt: skip
+        folder = tmp_path / field
+        shutil.copytree(compositional_folder, folder)
+        spec = json.loads((folder / "crm.json").read_text())
+        (spec["extra"] if field == "reference_models" else spec["extra"].setdefault("config", {}))[field] = value
+        (folder / "crm.json").write_text(json.dumps(spec))
+        with pytest.raises(ValueError, match=message):
+            CompositionalScorer(folder)
+
+
 def test_crm_json_errors_name_the_file_and_the_field(tmp_path):
     folder = tmp_path / "crm"
     folder.mkdir()

@@ -65,6 +65,9 @@ def test_profile_round_trip_and_clear_errors(tmp_path):
     bad.write_text(json.dumps({"version": 1, "criteria": "Be brief."}))  # a string, not a list: not 9 letters
     with pytest.raises(ValueError, match="criteria: expected a list of strings, got str"):
         Profile.load(bad)
+    bad.write_text('{"version": 1, "weights": [0.5, NaN]}')  # Python's json reads NaN: refused, not a null board
+    with pytest.raises(ValueError, match="weights: expected a list of finite numbers"):
+        Profile.load(bad)
     bad.write_text(json.dumps({"version": 1, "criteria": [12345, {"x": 1}]}))
     with pytest.raises(ValueError, match="criteria: expected a list of strings, got a list holding dict, int"):
         Profile.load(bad)

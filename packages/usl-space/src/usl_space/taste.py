@@ -42,6 +42,18 @@ def _strings(value: object, where: str) -> list[str]:
     return list(value)
 
 
+def _numbers(value: object, where: str) -> list[float] | None:
+    """A profile's fitted weights: absent (None), or a list of finite numbers (NaN would null every win rate)."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        raise ValueError(f"{where}: expected a list of finite numbers")
+    numbers = [float(v) for v in value]
+    if not np.isfinite(numbers).all():
+        raise ValueError(f"{where}: expected a list of finite numbers")
+    return numbers
+
+
 @dataclass
 class Vote:
     """The visitor preferred model_a's answer to query idx (outcome 1), model_b's (0), or neither (0.5)."""
@@ -95,8 +107,9 @@ class Profile:
             raise ValueError(f"{where}: votes: outcome must be 1 (A), 0 (B) or 0.5 (tie)")
         texts = {field: _strings(data.get(field, []), f"{where}: {field}") for field in ("criteria", "dislikes",
                                                                                           "topics")}  # fmt: skip
-        return cls(texts["criteria"], texts["dislikes"], texts["topics"], votes, data.get("weights"),
-                   data.get("voice"))  # fmt: skip
+        fitted = {field: _numbers(data.get(field), f"{where}: {field}") for field in ("weights", "voice")}
+        return cls(texts["criteria"], texts["dislikes"], texts["topics"], votes, fitted["weights"],
+                   fitted["voice"])  # fmt: skip
 
     def link_token(self, all_topics: Sequence[str] = ()) -> str:
         """The profile as a URL-safe token for a share link (`?profile=TOKEN`): "2." and the criteria, dislikes,

@@ -123,6 +123,27 @@ def quality_encoder(folder: Path, params: dict[str, np.ndarray], threads: int | 
     return tuned
 
 
+SERVING_DEFAULTS = {"weight_threshold": 0.0, "voice_threshold": 0.0, "form_gate_cut": 0.0, "weight_scale": 1.0,
+                    "soft_strength": 0.0, "lift_from": 0.0, "lift_share": 0.0, "quality_gate": 0.0,
+                    "gate_length_slope": 0.0, "gate_length_cap": 0.0, "gate_length_floor": 0.0,
+                    "consensus_scale": 0.0}  # fmt: skip
+
+
+def serving_settings(extra: dict, folder: Path) -> dict[str, float]:
+    """crm.json's serving settings (`extra.config`), each a finite number (its default when absent): a NaN gate or a
+    text weight would change every board silently, so it is an error naming the field."""
+    config = extra.get("config", {})
+    if not isinstance(config, dict):
+        raise ValueError(f"{folder / 'crm.json'}: extra.config: expected an object, got {type(config).__name__}")
+    out = {}
+    for key, default in SERVING_DEFAULTS.items():
+        value = config.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
+            raise ValueError(f"{folder / 'crm.json'}: extra.config.{key}: expected a finite number, got {value!r}")
+        out[key] = float(value)
+    return out
+
+
 def criteria_encoder(encoder: TextEncoder, params: dict[str, np.ndarray]) -> TextEncoder:
     """The encoder that reads criteria: the response encoder with its top layers replaced by the fitted ones
     (`criteria_layers.<index>.*` in the heads), or the response encoder itself when none were fitted."""
@@ -147,26 +168,26 @@ class CompositionalScorer:
             raise ValueError(f"{folder}: crm.json kind is {self.spec.kind!r}, not 'compositional'")
         heads_bytes = (self.folder / HEADS_FILE).read_bytes()  # read once: the weights and the digest below
         params = load(heads_bytes)
-        serving = self.spec.extra.get("config", {})
+        serving = serving_settings(self.spec.extra, self.folder)
         self.heads = CompositionalHeads(
             params,
-            serving.get("weight_threshold", 0.0),
-            serving.get("voice_threshold", 0.0),
-            serving.get("form_gate_cut", 0.0),
-            serving.get("weight_scale", 1.0),
+            serving["weight_threshold"],
+            serving["voice_threshold"],
+            serving["form_gate_cut"],
+            serving["weight_scale"],
             PhrasingMemory.load(self.folder),
-            serving.get("soft_strength", 0.0),
-            serving.get("lift_from", 0.0),
-            serving.get("lift_share", 0.0),
+            serving["soft_strength"],
+            serving["lift_from"],
+            serving["lift_share"],
         )
         self.heads.reference_weights.update(self.spec.extra.get("reference_weights", {}))
-        self.quality_gate = float(serving.get("quality_gate", 0.0))  # judged_logit's gate (0: criteria add up)
-        self.gate_length_slope = float(serving.get("gate_length_slope", 0.0))
-        self.gate_length_cap = float(serving.get("gate_length_cap", 0.0))
-        self.gate_length_floor = float(serving.get("gate_length_floor", 0.0))  # boards only (usl_space.board)
+        self.quality_gate = serving["quality_gate"]  # judged_logit's gate (0: criteria add up)
+        self.gate_length_slope = serving["gate_length_slope"]
+        self.gate_length_cap = serving["gate_length_cap"]
+        self.gate_length_floor = serving["gate_length_floor"]  # boards only (usl_space.board)
         # on a bench without the reference panel's answers, the quality term compares each answer with the bench's
         # other answers to its query, this much weight on that consensus (usl_space.instant.panels_of; 0: none)
-        self.consensus_scale = float(serving.get("consensus_scale", 0.0))
+        self.consensus_scale = serving["consensus_scale"]
         if backend == "auto":
             backend = "onnx" if has_parts(self.folder) else "torch"
         if backend not in ("torch", "onnx"):
@@ -198,7 +219,11 @@ class CompositionalScorer:
         # the reference panel; CRMs made before it had one reference model (its own answers then compared with
         # themselves: the bias the panel removes)
         extra = self.spec.extra
-        self.reference_models = list(extra.get("reference_models") or filter(None, [extra.get("reference_model")]))
+        panel = extra.get("reference_models") or list(filter(None, [extra.get("reference_model")]))
+        if not isinstance(panel, list) or not all(isinstance(m, str) and m for m in panel):
+            raise ValueError(f"{self.folder / 'crm.json'}: extra.reference_models: expected a list of model names, "
+                             f"got {panel!r:.80}")  # fmt: skip
+        self.reference_models = list(panel)
         self.skip_own_reference = "reference_models" in extra
         self.idf = IdfTable.load(self.folder)  # lexical similarity to the reference (crm_core.compositional.reference)
         # what a response's side depends on (heads, encoder, reference model and IDF table), not the serving
