@@ -284,6 +284,15 @@ def test_tuned_quality_layers_change_the_quality_term_only(compositional_crm, tm
     assert stored == {tuned.encoder.identity, tuned.quality_encoder.identity}
     again = CompositionalScorer(folder).response_side(queries, answers, panels)  # from the store: the same side
     np.testing.assert_allclose(again.quality, after.quality, atol=1e-5)
+    # vectors made elsewhere (a GPU run) go into the same store and are read, not encoded again
+    from crm_core.encoder import EmbeddingStore
+
+    outside = EmbeddingStore(tmp_path / "store", tuned.quality_encoder)
+    made = np.eye(3, 384, dtype=np.float32)
+    assert outside.put(["Made on a GPU.", "Also made there.", "Made on a GPU."], made) == 2
+    assert outside.put(["Made on a GPU."], made[:1]) == 0  # already stored
+    reread = EmbeddingStore(tmp_path / "store", tuned.quality_encoder).get(["Also made there.", "Made on a GPU."])
+    np.testing.assert_array_equal(reread, made[[1, 0]])
 
 
 def test_a_bench_without_the_reference_panel_compares_each_answer_with_its_other_answers(compositional_crm):

@@ -4,8 +4,8 @@ Reads what the device wrote (`quality_layers-N.safetensors`: the tuned encoder l
 `vectors-N.npz`: int8 vectors of the packed texts; `metrics.json`) and the pack's texts (`pack_quality.py
 --texts`), then:
 
-1. puts the returned vectors into the embedding store under the tuned encoder's identity (crm_core's
-   `quality_encoder`), so the texts the device encoded are not encoded again on the CPU;
+1. puts the returned vectors into the embedding store (`EmbeddingStore.put`) under the tuned encoder's identity
+   (crm_core's `quality_encoder`), so the texts the device encoded are not encoded again on the CPU;
 2. adds the reference boost as the shipped fit does (crm_train.compositional.train.boost_reference, the config's
    `refsim_boost`), then scales the whole quality term so that its spread among answers to one prompt equals the
    shipped term's on the same training answers (a sample of `--spread-prompts` prompts with reference answers): the
@@ -48,35 +48,6 @@ def read_device(folder: Path) -> tuple[dict[str, np.ndarray], dict, list[tuple[n
     return tensors, metrics, parts
 
 
-def fill_store(root: Path, identity: str, texts: list[str], parts: list[tuple[np.ndarray, np.ndarray]]) -> int:
-    """Write the returned vectors as embedding-store shards (crm_core.encoder.EmbeddingStore's format) for the
-    texts the store lacks; returns how many were added."""
-    from crm_core.atomic import atomic_file
-    from crm_core.encoder import text_key
-
-    folder = root / identity
-    folder.mkdir(parents=True, exist_ok=True)
-    have = set()
-    for path in sorted(folder.glob("part-*.npz")):
-        with np.load(path) as data:
-            have.update(bytes(k) for k in data["keys"])
-    shard = len(list(folder.glob("part-*.npz")))
-    keys, vectors = [], []
-    for rows, vecs in parts:
-        for row, vec in zip(rows, vecs, strict=True):
-            key = text_key(texts[row])
-            if key not in have:
-                have.add(key)
-                keys.append(np.frombuffer(key, dtype=np.uint8))
-                vectors.append(vec)
-    for start in range(0, len(keys), 4096):
-        with atomic_file(folder / f"part-{shard:05d}.npz", "wb") as handle:
-            np.savez(handle, keys=np.array(keys[start : start + 4096]),
-                     vectors=np.array(vectors[start : start + 4096], dtype=np.float16))  # fmt: skip
-        shard += 1
-    return len(keys)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", type=Path, required=True, help="the folder of files the device call wrote")
@@ -114,11 +85,13 @@ def main(argv: list[str] | None = None) -> int:
     layers = {k: v for k, v in tuned.items() if k.startswith(QUALITY_LAYERS)}
     encoder = quality_encoder(args.model, layers)
     assert encoder is not None
-    added = fill_store(args.embeddings, encoder.identity, texts, parts)
+    store = EmbeddingStore(args.embeddings, encoder)
+    added = sum(store.put([texts[r] for r in rows[start : start + 4096]], vecs[start : start + 4096])
+                for rows, vecs in parts for start in range(0, len(rows), 4096))  # fmt: skip
     print(f"{added} vectors added to the store under {encoder.identity}", flush=True)
 
     # 2: the reference boost, then the shipped term's spread
-    features = Features(EmbeddingStore(args.embeddings, encoder))
+    features = Features(store)
     annotations = S.annotation_pairs(args.shared)
     train = [p for p in annotations if not S.annotation_validation(p.prompt)] + S.human_pairs(args.shared, "train")
     train_t = pair_tensors(train, features, shipped["spread"], config)

@@ -226,6 +226,23 @@ class EmbeddingStore:
         for row, key in enumerate(keys):
             self.index[bytes(key)] = (shard, row)
 
+    def put(self, texts: Sequence[str], vectors: np.ndarray) -> int:
+        """Save vectors made elsewhere (a GPU run: training/gpu/import_quality.py) for the texts the store lacks, as
+        one float16 shard; returns how many were new. They must be this encoder's vectors: the store's identity
+        says so."""
+        new: dict[bytes, np.ndarray] = {}
+        for text, vector in zip(texts, vectors, strict=True):
+            key = text_key(text)
+            if key not in self.index:
+                new.setdefault(key, vector)
+        if new:
+            keys = np.array([np.frombuffer(k, dtype=np.uint8) for k in new])
+            stacked = np.stack(list(new.values())).astype(np.float16)
+            with atomic_file(self.dir / f"part-{len(self.shards):05d}.npz", "wb") as handle:
+                np.savez(handle, keys=keys, vectors=stacked)
+            self._add(keys, stacked)
+        return len(new)
+
     def get(self, texts: Sequence[str], progress: bool = False, shard_size: int = 4096) -> np.ndarray:
         """(len(texts), 384) float32; texts not yet stored are encoded and saved a shard at a time."""
         keys = [text_key(t) for t in texts]
@@ -233,15 +250,10 @@ class EmbeddingStore:
         for key, text in zip(keys, texts, strict=True):
             if key not in self.index:
                 missing.setdefault(key, text)
-        todo = list(missing.items())
+        todo = list(missing.values())
         for start in tqdm(range(0, len(todo), shard_size), desc="embedding shards", disable=not progress or not todo):
             chunk = todo[start : start + shard_size]
-            vectors = self.encoder.encode([t for _, t in chunk], progress=progress).astype(np.float16)
-            chunk_keys = np.array([np.frombuffer(k, dtype=np.uint8) for k, _ in chunk])
-            path = self.dir / f"part-{len(self.shards):05d}.npz"
-            with atomic_file(path, "wb") as handle:
-                np.savez(handle, keys=chunk_keys, vectors=vectors)
-            self._add(chunk_keys, vectors)
+            self.put(chunk, self.encoder.encode(chunk, progress=progress))
         out = np.empty((len(texts), DIM), dtype=np.float32)
         for i, key in enumerate(keys):
             shard, row = self.index[key]
