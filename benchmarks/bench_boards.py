@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)  # fmt: skip
-    from emit import emit
+    from emit import emit, named_folders
     from usl_space.cache import ScoreCache
     from usl_space.loading import make_engine, open_scorer
 
@@ -190,10 +190,7 @@ def main(argv: list[str] | None = None) -> int:
                open_benches(args.shared, names, args.alpaca_half).items()}  # fmt: skip
     scores = mt_bench_scores(args.shared)
     results, table = {}, []
-    for spec in args.model:
-        name, _, folder = spec.partition("=")
-        if not folder:
-            parser.error(f"--model takes NAME=DIR, got {spec!r}")
+    for name, folder in named_folders(parser, args.model):
         scorer = open_scorer(folder, "onnx")
         served = (scorer.gate_length_cap, scorer.gate_length_floor)
         settings = [served, *((c, served[1]) for c in args.gate_length_cap or []),

@@ -11,3 +11,12 @@ def emit(result: dict, output: Path | None, drop: tuple[str, ...] = ()) -> None:
     print(json.dumps({k: v for k, v in result.items() if k not in drop}, indent=2))
     if output:
         output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+def named_folders(parser, specs: list[str]) -> list[tuple[str, str]]:
+    """`--model NAME=DIR` values as (name, folder) pairs; anything else is the parser's error."""
+    pairs = [spec.partition("=")[::2] for spec in specs]
+    for spec, (_, folder) in zip(specs, pairs, strict=True):
+        if not folder:
+            parser.error(f"--model takes NAME=DIR, got {spec!r}")
+    return pairs

@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     from crm_core.data.importers import read_instructions, read_models_file
     from crm_train.compositional.evaluate import published_lc
     from crm_train.compositional.sources import alpaca_train_half
-    from emit import emit
+    from emit import emit, named_folders
     from usl_space.cache import ScoreCache
     from usl_space.catalog import default_models
     from usl_space.loading import make_engine, open_scorer
@@ -248,10 +248,7 @@ def main(argv: list[str] | None = None) -> int:
 
         pairs = [*DEVELOPMENT_PAIRS, *zip(*length_wishes(second_development_bank()), strict=True)]
     results, table = {}, []
-    for spec in args.model:
-        name, _, folder = spec.partition("=")
-        if not folder:
-            parser.error(f"--model takes NAME=DIR, got {spec!r}")
+    for name, folder in named_folders(parser, args.model):
         engine = make_engine(bench, open_scorer(folder, "onnx"), ScoreCache(":memory:"))
         engine.response_table(progress=True)
         scorer = engine.scorer

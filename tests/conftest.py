@@ -12,6 +12,16 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+def load_script(relative: str):
+    """A runnable script of the repository (benchmarks/, training/) imported as a module, for its functions."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(Path(relative).stem, REPO / relative)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def shared_data_dir() -> Path:
     """../shared/data beside the checkout, or $USL_SHARED_DATA."""
     return Path(os.environ.get("USL_SHARED_DATA", REPO.parent / "shared" / "data"))

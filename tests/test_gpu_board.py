@@ -3,24 +3,15 @@ a tiny Qwen3 board run writes the figures README's GPU rows come from."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def load_benchmark():
-    spec = importlib.util.spec_from_file_location("gpu_board", REPO / "benchmarks/gpu_board.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from conftest import load_script
 
 
 def test_batches_cover_every_input_once_within_the_budget() -> None:
-    bench = load_benchmark()
+    bench = load_script("benchmarks/gpu_board.py")
     lengths = np.random.default_rng(1).integers(20, 900, 500)
     plan = bench.batches(lengths, token_budget=4096, max_batch=32)
     rows = np.concatenate(plan)
@@ -32,7 +23,7 @@ def test_batches_cover_every_input_once_within_the_budget() -> None:
 
 
 def test_tiny_board_reports_rates(tmp_path: Path) -> None:
-    bench = load_benchmark()
+    bench = load_script("benchmarks/gpu_board.py")
     lengths = np.random.default_rng(2).integers(30, 200, 80).astype(np.int16)
     np.savez_compressed(tmp_path / "lengths.npz", lengths=lengths, queries=40, models=1)
     out = tmp_path / "board.json"

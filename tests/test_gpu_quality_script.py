@@ -3,21 +3,12 @@ trains, keeps the frozen layers frozen, and writes what the CPU side reads back.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("quality_encoder", REPO / "training/gpu/quality_encoder.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from conftest import load_script
 
 
 def tiny_pack(folder: Path, n_texts: int = 40, n_pairs: int = 48) -> None:
@@ -55,7 +46,7 @@ def test_device_script_trains_top_layers_and_writes_vectors(tmp_path: Path) -> N
     from safetensors.numpy import load_file
     from transformers import AutoModel
 
-    script = load_script()
+    script = load_script("training/gpu/quality_encoder.py")
     tiny_pack(tmp_path / "pack")
     out = tmp_path / "out"
     args = ["--pack", str(tmp_path / "pack"), "--out", str(out), "--variants", "frozen,top1", "--export", "top1",

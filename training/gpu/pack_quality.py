@@ -40,10 +40,11 @@ def bench_texts(shared: Path) -> tuple[list[str], set[str]]:
     from usl_space.catalog import default_models
 
     texts: list[str] = []
-    twins = ("Mixtral-8x7B-Instruct-v0.1", "alpaca-7b", "claude-2.1", "gpt-3.5-turbo-1106", "gpt4_0613",
-             "gpt4_1106_preview")  # fmt: skip
-    models = {*default_models(), *S.REFERENCE_PANEL, "NullModel", *(f"{t}_{k}" for t in twins
-                                                                      for k in ("concise", "verbose"))}  # fmt: skip
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from judge_report import JUNK, TWINS  # the judge report's bench: its twins and NullModel
+
+    models = {*default_models(), *S.REFERENCE_PANEL, JUNK, *(f"{t}_{k}" for t in TWINS
+                                                             for k in ("concise", "verbose"))}  # fmt: skip
     instructions = S.alpaca_instructions(shared)
     texts += list(instructions.values())
     outputs = list(S.read_outputs(shared, models).items())
