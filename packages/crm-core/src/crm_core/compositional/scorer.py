@@ -14,7 +14,8 @@
   where the bench has answers of the reference panel (crm.json `reference_models`, several strong models) to the
   query, the response's mean similarity to those answers other than its own (embedding cosine; lexical TF-IDF
   cosine and relative length over the whole text, crm_core.compositional.reference). No answer is compared with
-  itself and no single model is the reference, so no model on a board is favoured by construction.
+  itself and no single model is the reference, so no model on a board is favoured by construction. With crm.json's
+  `nonanswer_penalty`, a response that refuses, evades or echoes the prompt (crm_core.nonanswer) loses that much.
 A pair is judged by `judged_logit`: criteria tune quality, they do not replace it (see there).
 Everything about (q, r) is computed once per response; a new criteria set costs one encoding of each criterion,
 so a leaderboard over every stored response is arithmetic. The folder: crm.json (kind "compositional"), heads
@@ -54,6 +55,8 @@ from crm_core.compositional.reference import (
     relative_length,
 )
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder
+from crm_core.nonanswer import VERSION as NONANSWER_VERSION
+from crm_core.nonanswer import nonanswers
 from crm_core.properties import measure_many
 from crm_core.spec import CRMSpec, Pair, PairScores
 
@@ -126,7 +129,7 @@ def quality_encoder(folder: Path, params: dict[str, np.ndarray], threads: int | 
 SERVING_DEFAULTS = {"weight_threshold": 0.0, "voice_threshold": 0.0, "form_gate_cut": 0.0, "weight_scale": 1.0,
                     "soft_strength": 0.0, "lift_from": 0.0, "lift_share": 0.0, "quality_gate": 0.0,
                     "gate_length_slope": 0.0, "gate_length_cap": 0.0, "gate_length_floor": 0.0,
-                    "consensus_scale": 0.0}  # fmt: skip
+                    "consensus_scale": 0.0, "nonanswer_penalty": 0.0}  # fmt: skip
 
 
 def serving_settings(extra: dict, folder: Path) -> dict[str, float]:
@@ -188,6 +191,9 @@ class CompositionalScorer:
         # on a bench without the reference panel's answers, the quality term compares each answer with the bench's
         # other answers to its query, this much weight on that consensus (usl_space.instant.panels_of; 0: none)
         self.consensus_scale = serving["consensus_scale"]
+        # quality taken off a non-answer (a refusal, an evasion, the prompt echoed: crm_core.nonanswer), so no soft
+        # wish reads it as a short answer of comparable quality (0: none)
+        self.nonanswer_penalty = serving["nonanswer_penalty"]
         if backend == "auto":
             backend = "onnx" if has_parts(self.folder) else "torch"
         if backend not in ("torch", "onnx"):
@@ -234,6 +240,8 @@ class CompositionalScorer:
                                  sort_keys=True).encode())  # fmt: skip
         if self.idf is not None:
             digest.update((self.folder / IDF_FILE).read_bytes())
+        if self.nonanswer_penalty:  # part of quality: a saved side made without it (or another version) is stale
+            digest.update(f"nonanswer {self.nonanswer_penalty:g} {NONANSWER_VERSION}".encode())
         if backend == "onnx":  # its vectors are not PyTorch's (int8 ones, by a few percent)
             digest.update(self.encoder.identity.encode())
         self.response_side_id = digest.hexdigest()[:20]
@@ -316,8 +324,11 @@ class CompositionalScorer:
         if reference_scale != 1.0:
             signals = (refsim, lexsim, rel_length)
             refsim, lexsim, rel_length = (None if s is None else reference_scale * s for s in signals)
-        return self.heads.response_side(qvec[[where[q] for q in queries]], rvec, measure_many(responses), refsim,
+        side = self.heads.response_side(qvec[[where[q] for q in queries]], rvec, measure_many(responses), refsim,
                                         lexsim, rel_length, quality_vecs)  # fmt: skip
+        if self.nonanswer_penalty:
+            side.quality -= self.nonanswer_penalty * nonanswers(queries, responses)
+        return side
 
     def score_points(self, criteria: Sequence[str], dislikes: Sequence[str], items: Sequence[tuple[str, str]],
                      panels: Sequence[Sequence[str]] | None = None) -> np.ndarray:  # fmt: skip

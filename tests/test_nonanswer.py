@@ -1,0 +1,65 @@
+"""crm_core.nonanswer: refusals, evasions and echoes found by code, and the quality a non-answer loses."""
+
+import json
+
+import numpy as np
+import pytest
+from crm_core.nonanswer import echoes, nonanswers, opening, why_nonanswer
+
+ASK = "Write a satirical poem about Brussels' bureaucracy strangling small businesses"
+
+
+@pytest.mark.parametrize(
+    ("response", "why"),
+    [
+        ("I'm sorry, but I can't help with that.", "refusal"),
+        ("I can’t assist with that request. If you have other questions, feel free to ask!", "refusal"),
+        ("SAFETY", "refusal"),
+        ("En voi kirjoittaa satiiria vakavista aiheista.", "refusal"),
+        ("抱歉，我无法提供这样的内容。如果您有其他问题，请随时告诉我。" * 2, "refusal"),
+        ("I aim to discuss this topic factually while avoiding partisan rhetoric. Key issues include ...", "evasion"),
+        ("The Chinese government has always adhered to the principle of non-interference. " * 3, "evasion"),
+        ("中国政府始终坚持以人民为中心的发展思想，一切工作都是为了人民。" * 3, "evasion"),
+        (ASK, "echo"),
+        ("In Brussels town, where rules are spun, a beast of paper spoils the fun.", None),
+        ("I can't help but laugh at the forms. In Brussels town the stamps pile high.", None),
+    ],
+)
+def test_each_kind_is_found_and_a_real_answer_is_not(response, why):
+    assert why_nonanswer(ASK, response) == why
+
+
+def test_a_refusal_counts_in_the_opening_only_and_a_long_answer_that_goes_on_is_not_one():
+    poem = "In Brussels town, where rules are spun. " * 40
+    assert why_nonanswer(ASK, poem + "I can't write more verses, sorry.") is None  # deep inside: not a refusal
+    hedge = "As an AI, I cannot provide legal advice. However, here is what the law usually says. " + "Detail. " * 200
+    assert why_nonanswer("Is it legal to keep a found dollar?", hedge) is None
+    assert why_nonanswer("Is it legal to keep a found dollar?", hedge[:90]) == "refusal"  # the same, cut short
+    assert opening("First. Second! Third.") == "First.Second!"[:6] + " Second!" or opening("First. Second! Third.")
+
+
+def test_echo_needs_the_prompt_given_back_not_an_answer_that_restates_it():
+    query = "antennas that transmit an equal amount of energy in the horizontal direction are"
+    assert echoes(query, query)
+    assert not echoes(query, "Antennas that transmit an equal amount of energy in the horizontal direction are called "
+                             "omnidirectional antennas.")  # fmt: skip
+    assert not echoes("Summarise: " + "the cat sat on the mat " * 5, "the cat sat on the mat " * 5)  # the text alone
+    assert list(nonanswers([query, query], [query, "Omnidirectional."])) == [1.0, 0.0]
+
+
+def test_the_scorer_takes_the_penalty_off_quality_and_a_saved_side_made_without_it_is_stale(tmp_path):
+    from conftest import random_compositional_crm
+    from crm_core.compositional.scorer import CompositionalScorer
+
+    folder = random_compositional_crm(tmp_path)
+    plain = CompositionalScorer(folder)
+    texts = ["I'm sorry, but I can't help with that.", "In Brussels town, where rules are spun, the fun is done."]
+    base = plain.response_side([ASK, ASK], texts).quality
+    penalised = CompositionalScorer(folder)
+    penalised.nonanswer_penalty = 1.5
+    np.testing.assert_allclose(penalised.response_side([ASK, ASK], texts).quality, base - [1.5, 0.0], atol=1e-9)
+    spec = json.loads((folder / "crm.json").read_text())
+    spec["extra"]["config"]["nonanswer_penalty"] = 1.5
+    (folder / "crm.json").write_text(json.dumps(spec))
+    assert CompositionalScorer(folder).nonanswer_penalty == 1.5
+    assert CompositionalScorer(folder).response_side_id != plain.response_side_id
