@@ -2,7 +2,7 @@
 
 The model is found next to app.py (a Space's root), else at $USL_MODEL; on first start the app downloads the
 public AlpacaEval responses of the default models (progress in the logs). Set USL_DATA to a bench or
-AlpacaEval-style folder to run offline.
+AlpacaEval-style folder to run offline (several, separated by the path separator ":", for a bench picker).
 """
 
 import os
@@ -19,8 +19,8 @@ def arguments(environ=os.environ) -> list[str]:
     model = environ.get("USL_MODEL") or HERE / "models" / "crm-compositional"  # a folder or a Hub repo id
     if environ.get("USL_MODEL") or Path(model).is_dir():
         args += ["--model", str(model)]
-    if environ.get("USL_DATA"):
-        args += ["--data", environ["USL_DATA"]]
+    for folder in filter(None, environ.get("USL_DATA", "").split(os.pathsep)):  # several: one page per bench
+        args += ["--data", folder]
     return args
 
 

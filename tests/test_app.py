@@ -525,3 +525,68 @@ def test_browser_on_a_phone_key_columns_fit_unread_criteria_are_named_and_links_
         assert in_view(fresh, "#custom-status") and "Custom" in fresh.locator("#custom-status").inner_text()
         browser.close()
     assert (tmp_path / "phone.png").stat().st_size > 10_000
+
+
+@pytest.fixture(scope="module")
+def two_benches_url(tmp_path_factory):
+    """The app serving two benches (the toy one, then a second without m3) with the shipped compositional CRM."""
+    import polars as pl
+    from crm_core.data import make_bench
+    from crm_core.loader import load_crm
+    from usl_space.app import build_app
+
+    crm = Path(__file__).resolve().parents[1] / "space" / "models" / "crm-compositional"
+    toy = toy_bench()
+    second = make_bench("second", "test", "base", toy.queries, toy.responses.filter(pl.col("model") != "m3"))
+    scorer, cache = load_crm(crm), ScoreCache(tmp_path_factory.mktemp("cache-2") / "scores.sqlite")
+    demo = build_app([make_engine(b, scorer, cache, toy_topics(b)) for b in (toy, second)])
+    demo.queue(default_concurrency_limit=2)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    yield f"http://127.0.0.1:{port}/"
+    demo.close()
+
+
+def test_each_bench_has_its_page_and_its_api_names(two_benches_url):
+    from gradio_client import Client
+    from usl_space.benches import switch_address
+    from usl_space.taste import Profile
+
+    client = Client(two_benches_url, verbose=False)
+    topics = ["Creative Writing & Literature", "Humor & Entertainment"]
+    first = client.predict(topics, "", "Keep it brief.", "", "base", ["m1", "m2", "m3"], N_QUERIES,
+                           api_name="/customize")  # fmt: skip
+    second = client.predict(topics, "", "Keep it brief.", "", "base", ["m1", "m2"], N_QUERIES,
+                            api_name="/second_customize")  # fmt: skip
+    assert "done" in first[3] and "done" in second[3]
+    assert {row[1] for row in first[0]["data"]} > {row[1] for row in second[0]["data"]} == {"base (baseline)", "m1",
+                                                                                            "m2"}  # fmt: skip
+    from usl_space.benches import BenchPage
+
+    pages = [BenchPage("toy: 12 prompts", "", ""), BenchPage("second: 12 prompts", "second", "second_")]
+    address = switch_address(pages, "second: 12 prompts", "Keep it brief.\n\nNo emojis.", "", topics[:1])
+    assert address.startswith("./second?profile=")
+    carried = Profile.from_link_token(address.split("profile=", 1)[1])
+    assert carried.criteria == ["Keep it brief.", "No emojis."] and carried.topics == topics[:1] and not carried.votes
+    assert switch_address(pages, "no such bench", "x", "", []) == ""
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_browser_bench_picker_opens_the_other_bench_with_the_criteria_and_ranks_it(two_benches_url):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page.goto(two_benches_url)
+        page.get_by_role("tab", name="Customize").click()
+        page.locator("#criteria textarea").fill("Keep it brief.")
+        page.locator("#bench-picker input").click()
+        page.get_by_role("option", name=re.compile(r"^second: ")).click()
+        page.wait_for_url(re.compile(r"/second\?profile="), timeout=30_000)
+        page.locator("#custom-status").get_by_text("done").wait_for(timeout=60_000)  # the shared board, ranked
+        assert page.locator("#criteria textarea").input_value() == "Keep it brief."
+        assert page.locator("#bench-picker input").input_value().startswith("second: ")
+        table_text = page.locator("#custom-table").inner_text()
+        assert "m2" in table_text and "m3" not in table_text  # the second bench's own models
+        browser.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from crm_core.compositional.onnx import has_parts
@@ -85,6 +86,19 @@ def load_engine(
     bench = open_data(data, baseline)
     index = TopicIndex.build(bench.queries) if topics else None
     return make_engine(bench, open_scorer(model, backend), ScoreCache(cache or default_cache_path()), index)
+
+
+def load_engines(folders: Sequence[str | os.PathLike], model: str | os.PathLike | None = None, backend: str = "auto",
+                 cache: str | os.PathLike | None = None, baseline: str | None = None) -> list[Engine]:  # fmt: skip
+    """One engine per bench folder, sharing one CRM and one score cache (`baseline` names the first bench's)."""
+    if not folders:
+        raise ValueError("no bench folder given")
+    scorer, scores = open_scorer(model, backend), ScoreCache(cache or default_cache_path())
+    engines = []
+    for n, folder in enumerate(folders):
+        bench = open_data(folder, baseline if n == 0 else None)
+        engines.append(make_engine(bench, scorer, scores, TopicIndex.build(bench.queries)))
+    return engines
 
 
 def make_engine(bench: Bench, scorer: Scorer, cache: ScoreCache, topics: TopicIndex | None = None) -> Engine:
