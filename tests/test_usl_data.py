@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import MODELS, model_items
-from crm_core.data import open_bench
+from crm_core.data import DataValidationError, open_bench
 from usl_space.data_cli import default_models, main
 from usl_space.pull import pull
 
@@ -220,3 +220,29 @@ def test_pull_without_network_says_so_and_how_to_work_offline(tmp_path):
     reason = report.failed["base"]
     assert "could not reach the server (no network" in reason and "--data DIR" in reason
     assert report.failed["m1"].startswith("not attempted")
+
+
+def test_build_writes_the_description_and_the_models_facts_and_a_bad_manifest_is_named(tmp_path, capsys):
+    from usl_space.catalog import catalog, model_facts
+
+    cache, bench_dir = tmp_path / "cache", tmp_path / "bench"
+    with OutputsServer(outputs_files()) as server:
+        args = ["pull", "--base-url", server.url, "--cache-dir", str(cache), "--baseline", "base", "--quiet"]
+        assert main([*args, "--models", "alpha", "--expect-queries", "6"]) == 0
+    capsys.readouterr()
+    build = ["build", "--from", str(cache), "--output", str(bench_dir), "--baseline", "base", "--name", "speechmap"]
+    assert main(build) == 0
+    shared = open_bench(bench_dir)  # a shared bench's name: its own description, unknown models' facts blank
+    assert shared.description.startswith("requests to criticise governments")
+    assert shared.model_info == {m: {"organisation": "", "weights": "", "released": ""} for m in ("alpha", "base")}
+    capsys.readouterr()
+    assert main([*build[:-2], "--name", "mine", "--description", "my team's prompts"]) == 0
+    assert json.loads(capsys.readouterr().out)["description"] == "my team's prompts"
+    assert open_bench(bench_dir).description == "my team's prompts"
+    listed = next(iter(catalog()))  # a catalogued model gets its facts
+    assert catalog()[listed].organisation and model_facts([listed])[listed]["organisation"]
+    manifest = json.loads((bench_dir / "manifest.json").read_text())
+    manifest["model_info"] = {"alpha": {"released": 2025}}
+    (bench_dir / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(DataValidationError, match="model_info"):
+        open_bench(bench_dir)

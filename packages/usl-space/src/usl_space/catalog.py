@@ -70,3 +70,21 @@ def catalog() -> dict[str, ModelInfo]:
 def default_models() -> list[str]:
     """The default board's models (the baseline gpt4_1106_preview among them): models.csv only."""
     return list(_read("models.csv"))
+
+
+# what the shared benches' prompts are (../shared/data/usl/*), as the bench picker and `usl-data build` name them
+KNOWN_BENCHES = {
+    "alpaca_eval": "everyday instructions (AlpacaEval)",
+    "mt_bench": "questions over eight skills (MT-bench, first turns)",
+    "creative": "creative-writing prompts, ~1,000-word answers",
+    "speechmap": "requests to criticise governments, in English, Finnish and Chinese (SpeechMap)",
+}
+
+
+def model_facts(models: list[str]) -> dict[str, dict[str, str]]:
+    """Each model's organisation, weights and release month from the catalog, for a bench's manifest; blank where
+    the catalog does not list the model (the anonymous models say so there)."""
+    known = catalog()
+    blank = {"organisation": "", "weights": "", "released": ""}
+    return {m: ({"organisation": known[m].organisation, "weights": known[m].weights, "released": known[m].released}
+                if m in known else dict(blank)) for m in models}  # fmt: skip

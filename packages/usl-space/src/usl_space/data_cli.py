@@ -21,7 +21,7 @@ from crm_core.data import ALPACA_EVAL_BASELINE, detect_layout, open_bench, read_
 from crm_core.guard import check_output, fail
 from crm_core.paths import cache_dir
 
-from usl_space.catalog import default_models
+from usl_space.catalog import KNOWN_BENCHES, default_models, model_facts
 from usl_space.pull import ALPACA_EVAL_N_QUERIES, ALPACA_EVAL_RESULTS_URL, pull
 
 
@@ -72,6 +72,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
         bench = open_bench(source, models=models, baseline=args.baseline)
     if args.name:
         bench.name = args.name
+    bench.description = args.description if args.description is not None else KNOWN_BENCHES.get(bench.name, "")
+    bench.model_info = model_facts(bench.models)
     bench.save(args.output)
     summary = {**_summary(bench), "output": str(args.output), "seconds": round(time.perf_counter() - started, 2)}
     print(json.dumps(summary, indent=2))
@@ -193,6 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="the model every other is judged against (default: gpt4_1106_preview for AlpacaEval, gpt-4 for MT-bench)",
     )
     p.add_argument("--name", help="the bench's name (default: alpaca_eval or mt_bench)")
+    p.add_argument("--description", help="what the bench's prompts are, as the app's bench picker shows it (default: "
+                   "the shared benches' own, e.g. 'requests to criticise governments, ...' for speechmap)")  # fmt: skip
     p.add_argument("--skip-invalid", action="store_true", help="go on without rows that fail validation (each is "
                    "still reported on stderr as file:line: field: ...); by default any stops the build")  # fmt: skip
     p.set_defaults(func=_cmd_build)

@@ -15,7 +15,7 @@ import difflib
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -42,6 +42,10 @@ class Bench:
     baseline: str
     queries: pl.DataFrame
     responses: pl.DataFrame
+    # what the bench's prompts are, and its models' public facts (organisation, weights, released: blank where
+    # unknown), as `usl-data build` writes them into the manifest; neither is part of the content hash
+    description: str = ""
+    model_info: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def models(self) -> list[str]:
@@ -95,6 +99,7 @@ class Bench:
         return {
             "format_version": BENCH_FORMAT_VERSION,
             "name": self.name,
+            "description": self.description,
             "source": self.source,
             "baseline": self.baseline,
             "models": self.models,
@@ -103,6 +108,7 @@ class Bench:
             "query_columns": self.queries.columns,
             "incomplete_models": self.incomplete_models(),
             "content_hash": self.content_hash(),
+            "model_info": self.model_info,
         }
 
     def save(self, directory: str | os.PathLike) -> Path:
@@ -140,6 +146,7 @@ class Bench:
             _read_parquet(directory / "queries.parquet"),
             _read_parquet(directory / "responses.parquet"),
         )
+        bench.description, bench.model_info = _metadata(manifest, manifest_path)
         if bench.content_hash() != manifest["content_hash"]:
             raise DataValidationError(
                 [
@@ -152,6 +159,21 @@ class Bench:
                 ]
             )
         return bench
+
+
+def _metadata(manifest: dict, where: Path) -> tuple[str, dict[str, dict[str, str]]]:
+    """The manifest's description and model_info (absent in benches written before them), checked by type: a
+    wrong one is named by file and field rather than shown as a broken label."""
+    description, info = manifest.get("description", ""), manifest.get("model_info", {})
+    if not isinstance(description, str):
+        raise DataValidationError([Problem(str(where), None, "description", "expected a string")])
+    if not isinstance(info, dict) or not all(
+        isinstance(facts, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in facts.items())
+        for facts in info.values()
+    ):
+        raise DataValidationError([Problem(str(where), None, "model_info",
+                                           "expected an object of model -> {field: text}")])  # fmt: skip
+    return description, info
 
 
 def _read_parquet(path: Path) -> pl.DataFrame:
