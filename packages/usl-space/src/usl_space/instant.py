@@ -10,6 +10,7 @@ encoding per criterion and a matrix product over every stored response.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -203,7 +204,9 @@ class ResponseTable:
         """Load the saved table for this CRM and bench, or build and save it. A stale file is replaced. `store`: a
         callable giving the response store to build through, called only when a build is needed (opening a store
         reads all its shards)."""
-        path = Path(folder) / f"{checkpoint[:16]}-{bench_hash[:16]}.npz"
+        # named by the whole checkpoint (CRM, consensus weight, non-answer penalty), so two settings of one CRM keep
+        # a table each instead of replacing each other's
+        path = Path(folder) / f"{hashlib.sha256(checkpoint.encode()).hexdigest()[:16]}-{bench_hash[:16]}.npz"
         if path.is_file():
             try:
                 return cls.load(path, checkpoint, bench_hash)

@@ -240,17 +240,24 @@ class CompositionalScorer:
                                  sort_keys=True).encode())  # fmt: skip
         if self.idf is not None:
             digest.update((self.folder / IDF_FILE).read_bytes())
-        if self.nonanswer_penalty:  # part of quality: a saved side made without it (or another version) is stale
-            digest.update(f"nonanswer {self.nonanswer_penalty:g} {NONANSWER_VERSION}".encode())
         if backend == "onnx":  # its vectors are not PyTorch's (int8 ones, by a few percent)
             digest.update(self.encoder.identity.encode())
-        self.response_side_id = digest.hexdigest()[:20]
+        self._side_digest = digest.hexdigest()[:20]
         self._criteria_cache = lru_cache(maxsize=4096)(self._encode_one_criterion)
         self._sentence_cache = lru_cache(maxsize=4096)(lambda text: self.encoder.encode([text])[0])
 
     @property
     def identity(self) -> str:
         return self.encoder.identity
+
+    @property
+    def response_side_id(self) -> str:
+        """What a response's side depends on (heads, encoder, reference panel and IDF table, and the non-answer
+        penalty, which is part of quality), not the other serving settings: a saved bench table survives a change
+        of those. Read at each use, so a penalty changed after loading keys its own tables."""
+        if not self.nonanswer_penalty:
+            return self._side_digest
+        return f"{self._side_digest}-nonanswer{self.nonanswer_penalty:g}v{NONANSWER_VERSION}"
 
     def _encode_one_criterion(self, text: str) -> np.ndarray:
         """(members, 384): the sentence as each criteria fit's encoder reads it."""
