@@ -181,3 +181,25 @@ def test_a_free_text_topic_is_checked_before_it_is_embedded():
     with pytest.raises(ValueError, match="control or binary"):
         index.select([], "cook\x00ing")
     assert len(index.select([], "")) == 12  # no text, no topics: every query
+
+
+def test_outputs_never_overwrite_an_input_however_it_was_named(combined_dir, tmp_path, capsys, monkeypatch):
+    """usl-rank --output onto the CRM read by default (crm.json from $USL_MODEL) and usl-data pull with its cache in
+    its source: refused before any work, every input byte-identical."""
+    import shutil
+
+    from usl_space.data_cli import main as usl_data
+    from usl_space.rank_cli import main as usl_rank
+
+    crm = tmp_path / "crm"
+    shutil.copytree(CRM, crm, ignore=shutil.ignore_patterns("onnx", "encoder"))
+    before = (crm / "crm.json").read_bytes()
+    monkeypatch.setenv("USL_MODEL", str(crm))
+    assert usl_rank(["--data", str(combined_dir), "--criteria", "", "--output", str(crm / "crm.json")]) == 2
+    assert "would destroy the input" in capsys.readouterr().err and (crm / "crm.json").read_bytes() == before
+    files = {p: p.read_bytes() for p in combined_dir.rglob("*") if p.is_file()}
+    args = ["pull", "--from", str(combined_dir), "--baseline", "base", "--models", "alpha", "--quiet"]
+    for cache in (combined_dir, combined_dir / "cache"):
+        assert usl_data([*args, "--cache-dir", str(cache)]) == 2
+        assert "--cache-dir" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in combined_dir.rglob("*") if p.is_file()} == files

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -317,3 +318,26 @@ def test_the_compositional_config_defaults_are_the_shipped_recipe():
     recorded = {k: shipped[k] for k in removed if k in shipped}
     assert recorded == {k: removed[k] for k in recorded}  # what was shipped is what the code now always does
     assert set(shipped) - set(defaults) <= {"threshold_in_fit", "voice_penalty", *removed}
+
+
+class Planted:
+    """What an attacker leaves in an output folder: unpickling it would create `path`."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (Path.touch, (Path(self.path),))
+
+
+def test_a_saved_quality_fit_is_read_as_plain_values_and_a_planted_pickle_never_runs(tmp_path, capsys):
+    import torch
+    from crm_train.compositional.train import load_stage
+
+    stage, ran = tmp_path / "quality-stage.pt", tmp_path / "ran"
+    torch.save({"key": "k", "dim": 3, "state": {"w": torch.ones(2)}, "log": {"best_val_loss": 0.5}}, stage)
+    assert load_stage(stage)["dim"] == 3
+    torch.save({"key": "k", "evil": Planted(ran)}, stage)
+    assert load_stage(stage) is None and not ran.exists()
+    assert "not a plain checkpoint" in capsys.readouterr().err
+    assert load_stage(tmp_path / "missing.pt") is None

@@ -37,6 +37,8 @@ def _cmd_pull(args: argparse.Namespace) -> int:
     models = _models_from_args(args) or default_models()
     cache = Path(args.cache_dir) if args.cache_dir else cache_dir() / "alpaca_eval"
     source = Path(args.source) if args.source else None
+    # the cache is written into (partial files replaced): never the source, a folder inside it or one holding it
+    check_output(cache, {"--from": source}, flag="--cache-dir", folder=True)
     started = time.perf_counter()
     report = pull(
         models,

@@ -78,9 +78,12 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 (one flag, one bra
     args = build_parser().parse_args(argv)
     side = None
     if args.output:  # checked before the work: a ranking is never computed only to be lost, nor written over input
+        from usl_space.loading import default_cache_path
+
         try:
             check_output(args.output, {"--data": args.data, "--query-ids": args.query_ids, "--profile": args.profile,
-                                       "--model": args.model, "--cache": args.cache})  # fmt: skip
+                                       "--model": args.model or default_model_path(),
+                                       "--cache": args.cache or default_cache_path()})  # fmt: skip
         except ValueError as error:
             print(f"usl-rank: {error}", file=sys.stderr)
             return 2
@@ -173,6 +176,19 @@ def read_query_ids(path: str, known: set[int]) -> list[int]:
     if not ids:
         raise ValueError(f"{path}: no query ids")
     return sorted(set(ids))
+
+
+def default_model_path() -> Path | None:
+    """The CRM folder read without --model ($USL_MODEL, else the shipped one), so --output can never be written over
+    it; None where there is none (a Hub id in $USL_MODEL is no local path: nothing to protect)."""
+    if os.environ.get("USL_MODEL"):
+        return Path(os.environ["USL_MODEL"])
+    from usl_space.loading import default_crm
+
+    try:
+        return default_crm()
+    except FileNotFoundError:
+        return None
 
 
 def _sharded(engine: Engine, rank_request: RankRequest, bootstrap: int, progress: bool) -> Leaderboard | None:

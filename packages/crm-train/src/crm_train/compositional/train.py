@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import random
 import shutil
+import sys
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -140,6 +142,19 @@ def fit_quality(train: dict, val: dict, config: CompositionalConfig) -> tuple[Qu
     return net, {"history": history, "best_val_loss": round(best, 4)}
 
 
+def load_stage(path: Path) -> dict | None:
+    """A saved quality fit, read as tensors and plain values only (a pickle planted in the output folder never
+    runs: one that is not plain is refitted, with a line on stderr); None when there is none."""
+    if not path.is_file():
+        return None
+    try:
+        return torch.load(path, weights_only=True)
+    except pickle.UnpicklingError as error:
+        print(f"crm-train: {path} is not a plain checkpoint ({str(error).splitlines()[0]}); fitting again",
+              file=sys.stderr)  # fmt: skip
+        return None
+
+
 def boost_reference(net: QualityNet, t: dict, prompts: list[str], rows: list[int], boost: float) -> dict:
     """Add `boost` to the reference-similarity weight, then scale the whole quality term so that its spread among
     answers to the same prompt (the reference-bearing training answers `rows`) is what the fit gave: the general
@@ -161,7 +176,7 @@ def boost_reference(net: QualityNet, t: dict, prompts: list[str], rows: list[int
         "boost": boost,
         "scale": round(float(scale), 4),
         "refsim_weight": round(net.refsim_weight.item(), 4),
-        "spread": round(centred_std(reference_part, prompts), 4),
+        "spread": round(float(centred_std(reference_part, prompts)), 4),
     }
 
 
@@ -215,7 +230,7 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
     prefixes = ("quality", "use_", "soft", "seed", "max_tokens", "spread", "weight_decay", "length_control", "refsim")
     depends = {k: v for k, v in asdict(config).items() if k.startswith(prefixes)} | {"spread": spread.tolist()}
     key = json.dumps(depends, sort_keys=True)
-    saved = torch.load(stage, weights_only=False) if stage.is_file() else None
+    saved = load_stage(stage)
     if saved is not None and saved["key"] == key:
         quality_net, quality_log = QualityNet(saved["dim"], config.quality_hidden), saved["log"]
         quality_net.load_state_dict(saved["state"])
