@@ -65,6 +65,21 @@ def test_a_torn_shard_is_skipped_and_its_rows_rebuilt(crm, tmp_path, capsys):
     assert computed == 6 and "is unreadable" in capsys.readouterr().err
 
 
+def test_a_published_row_with_a_nan_or_inf_is_not_trusted_but_computed_again(crm, tmp_path, capsys):
+    crm.reference_models = []
+    query, outputs = bench(["base", "alpha"])
+    ResponseStore(tmp_path / "published").side(crm, query, outputs, outputs)
+    shard = next((tmp_path / "published").glob("part-*.npz"))
+    with np.load(shard) as data:
+        parts = {k: data[k].copy() for k in data.files}
+    parts["quality"][0], parts["voice"][1, 0] = np.nan, np.inf  # a doctored download
+    np.savez(shard, **parts)
+    local = ResponseStore(tmp_path / "local", readonly=[tmp_path / "published"])
+    side, computed = local.side(crm, query, outputs, outputs)
+    assert computed == 2 and np.isfinite(side.quality).all() and np.isfinite(side.voice).all()
+    assert "2 row(s) with a NaN or infinite value left out" in capsys.readouterr().err
+
+
 def test_publish_dry_run_lists_the_shards_and_says_non_commercial(crm, tmp_path, capsys):
     from crm_core.hub import DryRunApi
 

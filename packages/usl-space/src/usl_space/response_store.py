@@ -55,15 +55,25 @@ class ResponseStore:
             for path in sorted(root.glob("part-*.npz")):
                 try:
                     with np.load(path, allow_pickle=False) as data:
-                        self._add({k: data[k] for k in ("keys", "z", "quality", "voice")})
+                        self._add({k: data[k] for k in ("keys", "z", "quality", "voice")}, path)
                 except (OSError, ValueError, KeyError, zipfile.BadZipFile) as error:  # torn or foreign: rebuilt
                     print(f"usl: response store shard {path} is unreadable ({error}); skipped", file=sys.stderr)
 
-    def _add(self, shard: dict[str, np.ndarray]) -> None:
+    def _add(self, shard: dict[str, np.ndarray], where: Path | None = None) -> None:
+        """Index a shard's rows; a row with a NaN or an infinite value (a damaged or doctored published store) is
+        left out, so it is computed again rather than trusted, and the shard is named on stderr."""
         number = len(self.shards)
         self.shards.append(shard)
+        finite = np.ones(len(shard["keys"]), bool)
+        for name in ("z", "quality", "voice"):
+            values = np.asarray(shard[name], np.float64)
+            finite &= np.isfinite(values.reshape(len(values), -1)).all(axis=1)
+        if not finite.all():
+            print(f"usl: response store shard {where or 'new'}: {int((~finite).sum())} row(s) with a NaN or infinite "
+                  "value left out (they are computed again)", file=sys.stderr)  # fmt: skip
         for row, key in enumerate(shard["keys"]):
-            self.index[bytes(key)] = (number, row)
+            if finite[row]:
+                self.index[bytes(key)] = (number, row)
 
     def _panel_vectors(self, scorer: CompositionalScorer, panel_texts: list[str]) -> dict[str, np.ndarray]:
         """The panel's answers' vectors by text, from the store; the missing ones encoded once and saved."""
