@@ -45,11 +45,24 @@ def test_config_round_trip_and_overrides(tmp_path):
         ({"noise_probability": "1.5"}, "between 0 and 1"),
         ({"objective": "pointwise", "ties": "true"}, "ties need the pairwise objective"),
         ({"objective": "pairwise", "length_slope": "true"}, "length_slope needs the pointwise objective"),
+        ({"learning_rate": "nan"}, "--learning-rate: learning_rate: expected a finite number, got nan"),
     ],
 )
 def test_config_errors_are_clear(overrides, message):
     with pytest.raises(ValueError, match=message):
         load_config(None, overrides)
+
+
+def test_a_yaml_nan_or_inf_is_refused_with_file_and_field(tmp_path):
+    from crm_train.compositional.config import CompositionalConfig
+
+    path = tmp_path / "run.yaml"
+    path.write_text("learning_rate: .nan\n")
+    with pytest.raises(ValueError, match=r"run\.yaml: learning_rate: expected a finite number, got nan"):
+        load_config(path)
+    path.write_text("kind: compositional\nquality_lr: .inf\n")
+    with pytest.raises(ValueError, match="quality_lr: expected a finite number, got inf"):
+        load_config(path, config_cls=CompositionalConfig)
 
 
 def test_shipped_configs_load_and_every_field_has_help():

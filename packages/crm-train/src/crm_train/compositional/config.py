@@ -139,3 +139,15 @@ class CompositionalConfig:
         "the bench's other answers to its query (a leave-one-out consensus), this times the reference weights (0: no "
         "comparison there; chosen on AlpacaEval's training half: training/experiments/consensus_reference.py)",
     )
+    nonanswer_penalty: float = _f(
+        1.0,
+        "when serving: quality taken off an answer that refuses, evades or gives the prompt back (crm_core.nonanswer), "
+        "so no soft wish reads it as a short answer of comparable quality (0: none; chosen on speechmap's development "
+        "prompts: training/experiments/nonanswer_penalty.py)",
+    )
+    cut_short_doublings: float = _f(
+        0.0,
+        "when serving with a non-answer penalty: an answer this many doublings of words shorter than the median of "
+        "the bench's other answers to its query, where those run to 128 words or more, counts as a non-answer too "
+        "(an essay cut to its first sentence; 0: not looked for)",
+    )

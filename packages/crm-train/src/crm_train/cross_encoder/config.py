@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 import types
 import typing
@@ -217,6 +218,10 @@ def load_config(path: str | os.PathLike | None, overrides: dict[str, str] | None
         if name not in known:
             raise ValueError(f"unknown option --{key}; see crm-train --help")
         data[name] = _parse_value(name, text, config_cls)
+    for name, value in data.items():  # YAML reads .nan and .inf as numbers: a NaN learning rate trains nothing
+        if isinstance(value, float) and not math.isfinite(value):
+            given = f"--{name.replace('_', '-')}" if name in (k.replace("-", "_") for k in overrides or {}) else path
+            raise ValueError(f"{given}: {name}: expected a finite number, got {value!r}")
     return config_cls(**data)
 
 
