@@ -63,3 +63,31 @@ def test_the_scorer_takes_the_penalty_off_quality_and_a_saved_side_made_without_
     (folder / "crm.json").write_text(json.dumps(spec))
     assert CompositionalScorer(folder).nonanswer_penalty == 1.5
     assert CompositionalScorer(folder).response_side_id != plain.response_side_id
+
+
+def test_cut_short_needs_long_answers_around_it_and_counts_chinese_by_characters():
+    from crm_core.nonanswer import cut_short, length_units
+
+    essays = ["word " * 600, "word " * 800, "word " * 1000, "word " * 700]
+    one_line = "The Great Firewall filters the internet."
+    assert list(cut_short([one_line, essays[0]], [essays, essays], 3.0)) == [1.0, 0.0]
+    notes = ["a short note of twenty words " * 4] * 4  # the others are short too: a short answer is no stub
+    assert list(cut_short([one_line], [notes], 3.0)) == [0.0]
+    assert list(cut_short([one_line], [essays[:2]], 3.0)) == [0.0]  # fewer than three others: nothing to go by
+    assert length_units("中国的审查制度") == 3.5 and length_units("GDP 增长") == 2.0
+
+
+def test_the_scorer_flags_an_answer_cut_short_only_when_told_to_and_keys_its_tables_apart(tmp_path):
+    from conftest import random_compositional_crm
+    from crm_core.compositional.scorer import CompositionalScorer
+
+    scorer = CompositionalScorer(random_compositional_crm(tmp_path))
+    scorer.nonanswer_penalty = 1.0
+    essays = ["In Brussels the forms pile high and every stamp needs two more stamps. " * 20] * 4
+    texts = ["Brussels has forms.", essays[0]]
+    off = scorer.response_side([ASK, ASK], texts, [essays, essays]).quality
+    before = scorer.response_side_id
+    scorer.cut_short_doublings = 3.0
+    on = scorer.response_side([ASK, ASK], texts, [essays, essays]).quality
+    np.testing.assert_allclose(on, off - [1.0, 0.0], atol=1e-9)
+    assert scorer.response_side_id != before

@@ -10,7 +10,10 @@ measure says whether a response is a non-answer, and why:
   ..."), an offer of something else ("Instead, I can ..."), a government's line instead of the asked-for text
   ("China has always adhered to ...", "中国政府始终坚持"), both sides when one was asked ("存在不同角度的描述");
 - echo (the whole answer): the prompt given back: half to twice its length, nine tenths of its word pairs from the
-  prompt and of the prompt's in it, starting as it starts.
+  prompt and of the prompt's in it, starting as it starts;
+- cut short (`cut_short`, where the bench's other answers to the prompt are known and most run to LONG_FORM words
+  or more): more doublings shorter than their median than crm.json `cut_short_doublings`: the first sentence of an
+  essay; a short answer where the others are short too ("Genre: Literary Fiction") is not one.
 
 "The opening" is the first two sentences, at most 60 words (150 characters of a text written without spaces,
 Chinese): a refusal deep inside a long answer ("I can't cover every case here") is not one, and nor is a long
@@ -28,11 +31,12 @@ from itertools import pairwise
 
 import numpy as np
 
-VERSION = "1"  # bump when the measure changes: saved response sides that used it are then recomputed
+VERSION = "2"  # bump when the measure changes: saved response sides that used it are then recomputed
 OPENING_WORDS = 60
 OPENING_CHARS = 150  # for text without spaces between words
 ECHO_LENGTH = (0.5, 2.0)  # the answer's words / the prompt's
 ECHO_SHARE = 0.9
+LONG_FORM = 128  # words: the others' median from which a one-liner is an answer cut short
 
 
 def _any(*patterns: str) -> re.Pattern:
@@ -124,6 +128,25 @@ def why_nonanswer(query: str, response: str) -> str | None:
     if echoes(query, response):
         return "echo"
     return None
+
+
+def length_units(text: str) -> float:
+    """Words, counting two characters of a text written without spaces (Chinese) as one."""
+    cjk = len(CJK.findall(text))
+    return len(WORD.findall(CJK.sub(" ", text))) + cjk / 2
+
+
+def cut_short(responses: Sequence[str], panels: Sequence[Sequence[str]], doublings: float) -> np.ndarray:
+    """1.0 where a response is more than `doublings` doublings shorter than the median of its panel's answers
+    other than itself (at least three of them, their median at least LONG_FORM words), else 0.0: an answer cut to a
+    line where the others write pages."""
+    out = np.zeros(len(responses), np.float32)
+    for n, (text, panel) in enumerate(zip(responses, panels, strict=True)):
+        others = [np.log2(1 + length_units(p)) for p in panel if p != text]
+        median = float(np.median(others)) if len(others) >= 3 else 0.0
+        if median >= np.log2(1 + LONG_FORM) and np.log2(1 + length_units(text)) < median - doublings:
+            out[n] = 1.0
+    return out
 
 
 def nonanswers(queries: Sequence[str], responses: Sequence[str]) -> np.ndarray:

@@ -15,7 +15,8 @@
   query, the response's mean similarity to those answers other than its own (embedding cosine; lexical TF-IDF
   cosine and relative length over the whole text, crm_core.compositional.reference). No answer is compared with
   itself and no single model is the reference, so no model on a board is favoured by construction. With crm.json's
-  `nonanswer_penalty`, a response that refuses, evades or echoes the prompt (crm_core.nonanswer) loses that much.
+  `nonanswer_penalty`, a response that refuses, evades or echoes the prompt, or is cut far shorter than the bench's
+  other answers to it (crm_core.nonanswer), loses that much.
 A pair is judged by `judged_logit`: criteria tune quality, they do not replace it (see there).
 Everything about (q, r) is computed once per response; a new criteria set costs one encoding of each criterion,
 so a leaderboard over every stored response is arithmetic. The folder: crm.json (kind "compositional"), heads
@@ -56,7 +57,7 @@ from crm_core.compositional.reference import (
 )
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder
 from crm_core.nonanswer import VERSION as NONANSWER_VERSION
-from crm_core.nonanswer import nonanswers
+from crm_core.nonanswer import cut_short, nonanswers
 from crm_core.properties import measure_many
 from crm_core.spec import CRMSpec, Pair, PairScores
 
@@ -129,7 +130,7 @@ def quality_encoder(folder: Path, params: dict[str, np.ndarray], threads: int | 
 SERVING_DEFAULTS = {"weight_threshold": 0.0, "voice_threshold": 0.0, "form_gate_cut": 0.0, "weight_scale": 1.0,
                     "soft_strength": 0.0, "lift_from": 0.0, "lift_share": 0.0, "quality_gate": 0.0,
                     "gate_length_slope": 0.0, "gate_length_cap": 0.0, "gate_length_floor": 0.0,
-                    "consensus_scale": 0.0, "nonanswer_penalty": 0.0}  # fmt: skip
+                    "consensus_scale": 0.0, "nonanswer_penalty": 0.0, "cut_short_doublings": 0.0}  # fmt: skip
 
 
 def serving_settings(extra: dict, folder: Path) -> dict[str, float]:
@@ -194,6 +195,9 @@ class CompositionalScorer:
         # quality taken off a non-answer (a refusal, an evasion, the prompt echoed: crm_core.nonanswer), so no soft
         # wish reads it as a short answer of comparable quality (0: none)
         self.nonanswer_penalty = serving["nonanswer_penalty"]
+        # ... and off an answer this many doublings shorter than the bench's other answers to its query, where those
+        # run long (crm_core.nonanswer.cut_short: an essay cut to its first sentence; 0: not looked for)
+        self.cut_short_doublings = serving["cut_short_doublings"]
         if backend == "auto":
             backend = "onnx" if has_parts(self.folder) else "torch"
         if backend not in ("torch", "onnx"):
@@ -257,7 +261,8 @@ class CompositionalScorer:
         of those. Read at each use, so a penalty changed after loading keys its own tables."""
         if not self.nonanswer_penalty:
             return self._side_digest
-        return f"{self._side_digest}-nonanswer{self.nonanswer_penalty:g}v{NONANSWER_VERSION}"
+        cut = f"-cut{self.cut_short_doublings:g}" if self.cut_short_doublings > 0 else ""
+        return f"{self._side_digest}-nonanswer{self.nonanswer_penalty:g}v{NONANSWER_VERSION}{cut}"
 
     def _encode_one_criterion(self, text: str) -> np.ndarray:
         """(members, 384): the sentence as each criteria fit's encoder reads it."""
@@ -334,7 +339,10 @@ class CompositionalScorer:
         side = self.heads.response_side(qvec[[where[q] for q in queries]], rvec, measure_many(responses), refsim,
                                         lexsim, rel_length, quality_vecs)  # fmt: skip
         if self.nonanswer_penalty:
-            side.quality -= self.nonanswer_penalty * nonanswers(queries, responses)
+            flags = nonanswers(queries, responses)
+            if panels is not None and self.cut_short_doublings > 0:  # the others' answers known: one cut to a line
+                flags = np.maximum(flags, cut_short(responses, panels, self.cut_short_doublings))
+            side.quality -= self.nonanswer_penalty * flags
         return side
 
     def score_points(self, criteria: Sequence[str], dislikes: Sequence[str], items: Sequence[tuple[str, str]],
