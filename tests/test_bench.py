@@ -166,6 +166,9 @@ def test_mt_bench_first_turns(tmp_path):
     write_jsonl(root / "model_answer" / "vicuna.jsonl", [{"question_id": 81, "choices": []}])
     with pytest.raises(DataValidationError, match=r"vicuna.jsonl:1: choices: expected choices\[0\].turns\[0\]"):
         load_mt_bench(root)
+    (root / "model_answer" / "vicuna.jsonl").write_text("")  # an empty answer file: named, not a vanished model
+    with pytest.raises(DataValidationError, match=r"vicuna.jsonl: model 'vicuna' has no answers \(an empty file\)"):
+        load_mt_bench(root)
 
 
 def test_not_a_bench_folder(tmp_path):

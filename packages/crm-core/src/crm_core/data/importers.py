@@ -300,6 +300,7 @@ def load_mt_bench(
     rows, problems = [], []
     for model in chosen:
         path = available[model]
+        before = len(rows)
         for line, answers in read_jsonl_checked(
             _read_text_lines(path), str(path), {"question_id": int, "choices": list}
         ):
@@ -322,6 +323,8 @@ def load_mt_bench(
                     "generator": answers.get("model_id") if isinstance(answers.get("model_id"), str) else model,
                 }
             )
+        if len(rows) == before and not problems:  # an empty answer file: the model would vanish without a word
+            invalid_rows([Problem(str(path), None, None, f"model {model!r} has no answers (an empty file)")])
     if problems:
         raise DataValidationError(problems[:MAX_PROBLEMS])
     responses = pl.DataFrame(
