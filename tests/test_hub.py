@@ -67,3 +67,21 @@ def test_push_refuses_bad_input(tiny_qwen_crm, tmp_path):
     (empty / "crm.json").write_text((tiny_qwen_crm / "crm.json").read_text())
     with pytest.raises(FileNotFoundError, match=r"no \*.safetensors or \*.onnx weights"):
         push_checkpoint(empty, "org/name", api=FakeHubApi())
+
+
+def test_push_sends_only_checkpoint_files_never_a_dotfile_or_a_link(tiny_qwen_crm, tmp_path, capsys):
+    folder = tmp_path / "ckpt"
+    shutil.copytree(tiny_qwen_crm, folder)
+    (folder / ".env").write_text("HF_TOKEN=hf_secret")
+    (folder / ".git").mkdir()
+    (folder / ".git" / "config.json").write_text("{}")
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"private": true}')
+    (folder / "linked.json").symlink_to(outside)
+    (folder / "weights.bin").write_bytes(b"pickle")
+    api = FakeHubApi()
+    push_checkpoint(folder, "usl-org/crm-test", api=api)
+    files = api.calls[1][2]
+    assert not {".env", ".git", "linked.json", "weights.bin"} & set(files) and "model.safetensors" in files
+    said = capsys.readouterr().err
+    assert "leaving out 4 file(s)" in said and ".env" in said and "linked.json" in said

@@ -10,11 +10,15 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 import tempfile
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
-CHECKPOINT_FILES = ["*.json", "*.safetensors", "*.txt", "*.model", "*.onnx", "*.onnx_data", "README.md"]
+# what a checkpoint is made of, both ways (download and crm-push): no pickled weights, no dotfiles
+CHECKPOINT_FILES = ["*.json", "*.safetensors", "*.txt", "*.model", "*.onnx", "*.onnx_data", "*.npz", "*.jinja",
+                    "README.md"]
 REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 
 # Licences of the training sources we use, for model cards (see ../shared/data/README.md).
@@ -120,14 +124,39 @@ def push_checkpoint(
         from huggingface_hub import HfApi
 
         api = HfApi(token=token)
+    files, left_out = upload_files(folder)
+    if left_out:
+        print(f"crm-push: leaving out {len(left_out)} file(s) that are no part of a checkpoint, hidden, or links: "
+              f"{', '.join(str(p) for p in left_out[:10])}", file=sys.stderr)  # fmt: skip
     with tempfile.TemporaryDirectory() as staging:
         stage = Path(staging) / folder.name
-        shutil.copytree(folder, stage, ignore=shutil.ignore_patterns("*.bin", "*.pt", "*.pkl", "optimizer*"))
+        for relative in files:
+            (stage / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(folder / relative, stage / relative)
         (stage / "README.md").write_text(model_card(spec), encoding="utf-8")
         api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
         api.upload_folder(folder_path=str(stage), repo_id=repo_id, repo_type="model",
                           commit_message=f"Upload CRM ({spec.style} v{spec.prompt_format_version})")  # fmt: skip
     return f"https://huggingface.co/{repo_id}"
+
+
+def upload_files(folder: Path) -> tuple[list[Path], list[Path]]:
+    """(sent, left out), relative to `folder`: only files of the kinds a checkpoint holds (CHECKPOINT_FILES), never a
+    dotfile or anything in a dot folder (a `.env` with a token), never a link (it may lead outside the folder)."""
+    root = folder.resolve()
+    sent, left_out = [], []
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if path.is_dir() and not path.is_symlink():
+            continue
+        hidden = any(part.startswith(".") for part in relative.parts)
+        linked = path.is_symlink() or any(p.is_symlink() for p in path.parents if root in p.resolve().parents)
+        inside = root in path.resolve().parents
+        if hidden or linked or not inside or not any(fnmatch(path.name, p) for p in CHECKPOINT_FILES):
+            left_out.append(relative)
+        else:
+            sent.append(relative)
+    return sent, left_out
 
 
 class DryRunApi:

@@ -150,7 +150,7 @@ class PhrasingMemory:
         path = Path(folder) / MEMORY_FILE
         if not path.is_file():
             return None
-        with np.load(path) as data:
+        with np.load(path, allow_pickle=False) as data:
             neighbours, agreement, similarity = (float(x) for x in data["settings"])
             keys = data["keys"] if "keys" in data.files else None
             return cls(data["vectors"], data["labels"], data["magnitude"].astype(np.float32), int(neighbours),
