@@ -17,8 +17,17 @@ from pathlib import Path
 from typing import Any
 
 # what a checkpoint is made of, both ways (download and crm-push): no pickled weights, no dotfiles
-CHECKPOINT_FILES = ["*.json", "*.safetensors", "*.txt", "*.model", "*.onnx", "*.onnx_data", "*.npz", "*.jinja",
-                    "README.md"]
+CHECKPOINT_FILES = [
+    "*.json",
+    "*.safetensors",
+    "*.txt",
+    "*.model",
+    "*.onnx",
+    "*.onnx_data",
+    "*.npz",
+    "*.jinja",
+    "README.md",
+]
 REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 
 # Licences of the training sources we use, for model cards (see ../shared/data/README.md).
