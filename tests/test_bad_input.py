@@ -203,3 +203,14 @@ def test_outputs_never_overwrite_an_input_however_it_was_named(combined_dir, tmp
         assert usl_data([*args, "--cache-dir", str(cache)]) == 2
         assert "--cache-dir" in capsys.readouterr().err
     assert {p: p.read_bytes() for p in combined_dir.rglob("*") if p.is_file()} == files
+
+
+def test_a_pickle_only_model_is_refused_by_the_space_bundle_before_any_work(tmp_path, capsys):
+    from usl_space.bundle import main as bundle
+
+    model = tmp_path / "pickled"
+    model.mkdir()
+    (model / "crm.json").write_text((CRM / "crm.json").read_text())
+    (model / "pytorch_model.bin").write_bytes(b"\x80\x04pickle")
+    assert bundle(["--model", str(model), "--output", str(tmp_path / "space")]) == 2
+    assert "no *.safetensors or *.onnx weights" in capsys.readouterr().err and not (tmp_path / "space").exists()

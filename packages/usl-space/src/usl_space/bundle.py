@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 
 from crm_core.atomic import atomic_dir
-from crm_core.guard import MARKER, check_output, fail
+from crm_core.guard import check_output, fail
+from crm_core.hub import upload_files
 
 SHIPPED = "crm-compositional"
 
@@ -61,10 +62,15 @@ def bundle(output: Path, model: Path | None = None, root: Path | None = None) ->
     if not (model / "crm.json").is_file():
         raise FileNotFoundError(f"{model}: not a CRM folder (no crm.json)")
     check_output(output, {"--model": model, "the checkout's space/": root / "space"}, folder=True)
+    files, _ = upload_files(model)  # what a checkpoint is made of: no pickles, dotfiles or links ship
+    if not any(p.suffix in (".safetensors", ".onnx") for p in files):
+        raise ValueError(f"{model}: no *.safetensors or *.onnx weights; pickled weights (.bin, .pt) are never shipped")
     with atomic_dir(output) as tmp:
         shutil.copy2(root / "space" / "app.py", tmp / "app.py")
         shutil.copy2(root / "space" / "README.md", tmp / "README.md")
-        shutil.copytree(model, tmp / "models" / SHIPPED, ignore=shutil.ignore_patterns(MARKER, "__pycache__"))
+        for relative in files:
+            (tmp / "models" / SHIPPED / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(model / relative, tmp / "models" / SHIPPED / relative)
         for package in ("crm-core", "usl-space"):
             _uv(root, "build", "--wheel", "--package", package, "--out-dir", str(tmp / "wheels"), "--offline")
         wheels = sorted(p.name for p in (tmp / "wheels").glob("*.whl"))
