@@ -354,3 +354,15 @@ def test_a_saved_quality_fit_is_read_as_plain_values_and_a_planted_pickle_never_
     assert load_stage(stage) is None and not ran.exists()
     assert "not a plain checkpoint" in capsys.readouterr().err
     assert load_stage(tmp_path / "missing.pt") is None
+
+
+def test_a_config_inside_its_own_output_folder_is_not_overwritten(tmp_path, capsys):
+    from crm_train.train_cli import main as crm_train
+
+    out = tmp_path / "run"
+    out.mkdir()
+    config = out / "train_config.yaml"
+    text = f"# my notes on this run\noutput_dir: {out}\nlearning_rate: 2.0e-5\n"
+    config.write_text(text)
+    assert crm_train(["--config", str(config)]) == 2
+    assert "the run's own train_config.yaml" in capsys.readouterr().err and config.read_text() == text

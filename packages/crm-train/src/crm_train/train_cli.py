@@ -14,6 +14,8 @@ import argparse
 import dataclasses
 import json
 import sys
+import tempfile
+from pathlib import Path
 
 import yaml
 from crm_core.data import DataValidationError
@@ -29,6 +31,17 @@ def config_class(kind: str) -> type:
     if kind != "cross-encoder":
         raise ValueError(f"kind must be 'cross-encoder' or 'compositional', got {kind!r}")
     return TrainConfig
+
+
+def overwrites_own_config(path: Path, config: TrainConfig) -> bool:
+    """Whether the cross-encoder run would write its resolved config over `path` with different text (a config
+    kept inside the output folder it names; the file the run saved itself, passed back unchanged, is fine)."""
+    target = Path(config.output_dir) / "train_config.yaml"
+    if not target.exists() or not path.exists() or not path.resolve().samefile(target.resolve()):
+        return False
+    with tempfile.TemporaryDirectory() as tmp:
+        config.save(Path(tmp) / "resolved.yaml")
+        return (Path(tmp) / "resolved.yaml").read_bytes() != path.read_bytes()
 
 
 def build_parser(config_cls: type = TrainConfig) -> argparse.ArgumentParser:
@@ -62,6 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.print_config:
         print(yaml.safe_dump(dataclasses.asdict(config), sort_keys=False), end="")
         return 0
+    if args.config and config_cls is TrainConfig and overwrites_own_config(Path(args.config), config):
+        print(f"crm-train: --config {args.config} is the run's own train_config.yaml in its output_dir, which the run "
+              "rewrites with the resolved config (your comments and layout lost); copy it elsewhere and pass that",
+              file=sys.stderr)  # fmt: skip
+        return 2
     if config_cls is not TrainConfig:
         from crm_train.compositional.train import train as train_compositional
 
