@@ -214,3 +214,33 @@ def test_a_pickle_only_model_is_refused_by_the_space_bundle_before_any_work(tmp_
     (model / "pytorch_model.bin").write_bytes(b"\x80\x04pickle")
     assert bundle(["--model", str(model), "--output", str(tmp_path / "space")]) == 2
     assert "no *.safetensors or *.onnx weights" in capsys.readouterr().err and not (tmp_path / "space").exists()
+
+
+def test_a_full_disk_at_the_output_keeps_the_old_file_prints_the_result_and_says_so(combined_dir, tmp_path, capsys,
+                                                                                     monkeypatch):  # fmt: skip
+    import errno
+
+    import crm_core.atomic
+    from usl_space.rank_cli import main as usl_rank
+
+    output = tmp_path / "board.json"
+    output.write_text("the previous board\n")
+
+    def full(_fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setenv("USL_CACHE_DIR", str(tmp_path / "cache"))
+    args = ["--data", str(combined_dir), "--model", str(CRM), "--criteria", "", "--bootstrap", "100", "--quiet",
+            "--cache", str(tmp_path / "cache" / "scores.sqlite")]  # fmt: skip
+    assert usl_rank(args) == 0  # the bench's response side built and saved: the disk fills only at the output
+    capsys.readouterr()
+    monkeypatch.setattr(crm_core.atomic.os, "fsync", full)
+    assert usl_rank([*args, "--output", str(output)]) == 1
+    out, err = capsys.readouterr()
+    assert json.loads(out)["rows"] and "could not write" in err and "no space left on device" in err
+    assert output.read_text() == "the previous board\n"
+    assert not list(tmp_path.glob(".board.json.*"))  # no temporary file left behind
+    from crm_core.guard import expected_error  # a full disk during the work: one line, not a traceback
+
+    said = expected_error("usl-rank", OSError(errno.ENOSPC, "No space left on device", "/cache/part.npz"))
+    assert said == "usl-rank: /cache/part.npz: no space left on device; files written whole before are unchanged"

@@ -13,6 +13,7 @@ make is replaced, and nonsense counts are refused by the parser, so a typo costs
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -108,11 +109,31 @@ def expected_error(prog: str, error: BaseException) -> str | None:
 
     if isinstance(error, ValueError | FileExistsError | FileNotFoundError):  # crm_core.data's errors are ValueErrors
         return f"{prog}: {error}"
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):  # a full disk
+        where = f"{error.filename}: " if error.filename else ""
+        return f"{prog}: {where}{(error.strerror or str(error)).lower()}; files written whole before are unchanged"
     if isinstance(error, IsADirectoryError | NotADirectoryError | PermissionError):
         return f"{prog}: {error.filename}: {error.strerror.lower() if error.strerror else error}"
     if isinstance(error, pl.exceptions.PolarsError):
         return f"{prog}: a data file could not be read ({str(error).splitlines()[0]}); is it complete?"
     return None
+
+
+def write_result(prog: str, path: str | os.PathLike, text: str) -> bool:
+    """Write a command's result to `path` whole (crm_core.atomic.atomic_file); on an OS error (a full disk, a
+    read-only folder) say so in one line and return False: the caller still prints the result, so the work is not
+    lost, and a file at `path` before is as it was."""
+    from crm_core.atomic import atomic_file
+
+    try:
+        with atomic_file(path) as handle:
+            handle.write(text + "\n")
+    except OSError as error:
+        reason = (error.strerror or str(error)).lower()
+        print(f"{prog}: could not write {path} ({reason}); a file there before is unchanged; the result is printed "
+              "on stdout", file=sys.stderr)  # fmt: skip
+        return False
+    return True
 
 
 def fail(prog: str, error: Exception, code: int = 2) -> int:

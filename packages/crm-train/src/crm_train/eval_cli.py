@@ -14,14 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Literal
 
 import polars as pl
-from crm_core.atomic import atomic_file
 from crm_core.cross_encoder.prompts import PromptBudgetError
 from crm_core.data import load_pairs, rejected_problems, report_rejected, without_nan
-from crm_core.guard import check_output, fail, positive_int
+from crm_core.guard import check_output, fail, positive_int, write_result
 from crm_core.loader import load_crm
 from crm_core.spec import pairs_from_frame
 
@@ -112,12 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:  # an expected error becomes one line; a bug stays a traceback
         return fail("crm-eval", error, 1)
     text = json.dumps(without_nan(result), indent=2, allow_nan=False)  # NaN is not JSON: null instead
-    if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        with atomic_file(args.output) as handle:
-            handle.write(text + "\n")
+    written = write_result("crm-eval", args.output, text) if args.output else True
     print(text)
-    return 0
+    return 0 if written else 1
 
 
 if __name__ == "__main__":

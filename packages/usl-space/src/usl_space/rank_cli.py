@@ -16,9 +16,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from crm_core.atomic import atomic_file
 from crm_core.data import skipping_invalid, without_nan
-from crm_core.guard import at_least, check_output, fail, positive_int
+from crm_core.guard import at_least, check_output, fail, positive_int, write_result
 
 from usl_space.board import fewer_answers
 from usl_space.request import RankRequest
@@ -149,11 +148,9 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 (one flag, one bra
         print(f"usl-rank: warning: {model} was judged on {n} of {most} queries (missing answers); its win rate "
               "covers fewer queries than the others'", file=sys.stderr)  # fmt: skip
     text = json.dumps(without_nan(result), indent=2, allow_nan=False)
-    if args.output:
-        with atomic_file(Path(args.output)) as handle:
-            handle.write(text + "\n")
+    written = write_result("usl-rank", args.output, text) if args.output else True
     print(text)
-    return 0
+    return 0 if written else 1
 
 
 def read_query_ids(path: str, known: set[int]) -> list[int]:
