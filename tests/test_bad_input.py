@@ -244,3 +244,33 @@ def test_a_full_disk_at_the_output_keeps_the_old_file_prints_the_result_and_says
 
     said = expected_error("usl-rank", OSError(errno.ENOSPC, "No space left on device", "/cache/part.npz"))
     assert said == "usl-rank: /cache/part.npz: no space left on device; files written whole before are unchanged"
+
+
+def test_malformed_manifests_crm_json_yaml_aliases_and_huge_counts_are_one_line_each(tmp_path, capsys):
+    import shutil
+
+    from crm_core.spec import CRMSpec
+    from crm_train.cross_encoder.config import load_config
+    from usl_space.rank_cli import main as usl_rank
+
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    for manifest, field in (("[1, 2]", "expected a JSON object"), ('{"format_version": 1}', "name: expected a string"),
+                            ("{not json", "not valid JSON")):  # fmt: skip
+        (bench / "manifest.json").write_text(manifest)
+        with pytest.raises(DataValidationError, match=field):
+            open_bench(bench)
+    crm = tmp_path / "crm"
+    shutil.copytree(CRM, crm, ignore=shutil.ignore_patterns("onnx", "encoder"))
+    spec = json.loads((crm / "crm.json").read_text())
+    spec["extra"] = ["not", "an", "object"]
+    (crm / "crm.json").write_text(json.dumps(spec))
+    with pytest.raises(ValueError, match=r"crm\.json: extra: expected an object, got list"):
+        CRMSpec.load(crm)
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text('a: &a ["x","x"]\nb: &b [*a,*a]\nc: &c [*b,*b]\nlearning_rate: 1.0e-5\n')
+    with pytest.raises(ValueError, match=r"bomb\.yaml:2: not valid YAML \(aliases"):
+        load_config(bomb)
+    with pytest.raises(SystemExit):
+        usl_rank(["--data", str(bench), "--bootstrap", "100000000"])
+    assert "expected an integer from 100 to 100000, got 100000000" in capsys.readouterr().err

@@ -84,16 +84,18 @@ def check_replaceable(folder: str | os.PathLike) -> None:
                           "empty folder (or move those files away yourself)")  # fmt: skip
 
 
-def at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: an integer >= minimum."""
+def at_least(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer >= minimum (and <= maximum, when given: a count that would take hours or all
+    memory is a typo)."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
+        if value < minimum or (maximum is not None and value > maximum):
+            bound = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
+            raise argparse.ArgumentTypeError(f"expected an integer {bound}, got {value}")
         return value
 
     return parse

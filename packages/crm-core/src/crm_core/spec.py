@@ -111,6 +111,8 @@ class CRMSpec:
         missing = [name for name in required if name not in data]
         if missing:
             raise ValueError(f"{path}: missing field(s) {missing}")
+        if not isinstance(data.get("extra", {}), dict):
+            raise ValueError(f"{path}: extra: expected an object, got {type(data['extra']).__name__}")
         return cls(**data)
 
 

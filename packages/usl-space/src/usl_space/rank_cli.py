@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # imported when ranking, not for --help
     from usl_space.engine import Engine
 
 MIN_BOOTSTRAP = 100  # fewer resamples give intervals and Rank (UB) that move with the seed
+MAX_BOOTSTRAP = 100_000  # more changes no digit shown and takes minutes and gigabytes
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,8 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--topic-threshold", type=float, default=FREE_TEXT_THRESHOLD, metavar="COSINE",
                         help="similarity a query needs to match --topic-text (default: %(default)s)")  # fmt: skip
     parser.add_argument("--models", nargs="+", metavar="NAME", help="rank only these models (and the baseline)")
-    parser.add_argument("--bootstrap", type=at_least(MIN_BOOTSTRAP), default=1000, metavar="N",
-                        help=f"bootstrap resamples for the 95%% CIs, at least {MIN_BOOTSTRAP} "
+    parser.add_argument("--bootstrap", type=at_least(MIN_BOOTSTRAP, MAX_BOOTSTRAP), default=1000, metavar="N",
+                        help=f"bootstrap resamples for the 95%% CIs, {MIN_BOOTSTRAP} to {MAX_BOOTSTRAP:,} "
                              "(default: %(default)s)")  # fmt: skip
     parser.add_argument("--cache", metavar="FILE", help="score cache (default: $USL_SCORE_CACHE or "
                         "~/.cache/usl/scores.sqlite)")  # fmt: skip

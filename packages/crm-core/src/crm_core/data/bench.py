@@ -127,7 +127,12 @@ class Bench:
         manifest_path = directory / "manifest.json"
         if not manifest_path.is_file():
             raise FileNotFoundError(f"{directory}: not a bench folder (no manifest.json)")
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise DataValidationError([Problem(str(manifest_path), None, None, f"not valid JSON ({error})")]) from None
+        if not isinstance(manifest, dict):
+            raise DataValidationError([Problem(str(manifest_path), None, None, "expected a JSON object")])
         if manifest.get("format_version") != BENCH_FORMAT_VERSION:
             raise DataValidationError(
                 [
@@ -139,6 +144,13 @@ class Bench:
                     )
                 ]
             )
+        wrong = [
+            Problem(str(manifest_path), None, key, f"expected a string, got {manifest.get(key)!r:.40}")
+            for key in ("name", "source", "baseline", "content_hash")
+            if not isinstance(manifest.get(key), str)
+        ]
+        if wrong:  # fmt: skip
+            raise DataValidationError(wrong)
         bench = make_bench(
             manifest["name"],
             manifest["source"],

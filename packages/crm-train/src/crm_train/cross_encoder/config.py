@@ -183,10 +183,22 @@ def config_kind(path: str | os.PathLike | None) -> str:
     return loaded.get("kind", "cross-encoder") if isinstance(loaded, dict) else "cross-encoder"
 
 
+class NoAliasLoader(yaml.SafeLoader):
+    """yaml.SafeLoader without anchors and aliases: a config has no use for them, and a 1 KB file of nested aliases
+    (a "billion laughs") would expand without end."""
+
+    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in a config",
+                                              event.start_mark)  # fmt: skip
+        return super().compose_node(parent, index)
+
+
 def read_yaml(path: str | os.PathLike) -> Any:
     """A YAML file's content; ValueError naming the file and line where it is not YAML."""
     try:
-        return yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        return yaml.load(Path(path).read_text(encoding="utf-8"), Loader=NoAliasLoader) or {}
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
