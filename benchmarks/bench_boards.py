@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
+import hashlib
 import json
 import re
 import statistics
@@ -66,7 +67,7 @@ def junk_entries(bench, null_text: str):
     return replace(bench, responses=pl.concat([bench.responses, extra]))
 
 
-def open_benches(shared: Path, names: list[str], alpaca_half: str = "evaluation") -> dict:
+def open_benches(shared: Path, names: list[str], alpaca_half: str = "evaluation", speechmap_half: str = "all") -> dict:
     from crm_core.data import open_bench
     from crm_core.data.importers import read_instructions
     from crm_train.compositional.sources import alpaca_train_half
@@ -84,7 +85,18 @@ def open_benches(shared: Path, names: list[str], alpaca_half: str = "evaluation"
         else:
             bench = open_bench(folder, baseline=BASELINES[name])
             benches[name] = (bench, None)
+            if name == "speechmap" and speechmap_half != "all":  # choices are made on its development prompts
+                wanted = speechmap_half == "development"
+                ids = [i for i, source in zip(bench.queries["idx"], bench.queries["source_id"], strict=True)
+                       if development_prompt(source) == wanted]  # fmt: skip
+                benches[name] = (bench, ids)
     return benches
+
+
+def development_prompt(source_id: str) -> bool:
+    """The speechmap prompts that choices are made on: half of them, by a hash of the prompt's source id (the
+    split training/experiments/nonanswer_penalty.py and its hand labels use)."""
+    return hashlib.sha256(source_id.encode()).digest()[0] % 2 == 0
 
 
 def mt_bench_scores(shared: Path) -> dict[str, float]:
@@ -167,6 +179,12 @@ def main(argv: list[str] | None = None) -> int:
         help="AlpacaEval's half to rank (training: development data for choices)",
     )
     parser.add_argument(
+        "--speechmap-half",
+        choices=["all", "development", "held-out"],
+        default="all",
+        help="speechmap's prompts to rank (development: the half choices are made on; held-out: the other half)",
+    )
+    parser.add_argument(
         "--gate-length-cap",
         type=float,
         action="append",
@@ -187,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     names = args.bench or ["mt_bench", "creative", "speechmap", "alpaca_eval"]
     null_text = null_model_text(args.shared)
     benches = {name: (junk_entries(bench, null_text), ids) for name, (bench, ids) in
-               open_benches(args.shared, names, args.alpaca_half).items()}  # fmt: skip
+               open_benches(args.shared, names, args.alpaca_half, args.speechmap_half).items()}  # fmt: skip
     scores = mt_bench_scores(args.shared)
     results, table = {}, []
     for name, folder in named_folders(parser, args.model):

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import json
 import sys
 from pathlib import Path
@@ -34,11 +33,6 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 LABELS = {"development, random": "nonanswer_labels.csv", "development, short answers": "nonanswer_labels_short.csv",
           "held out, other prompts": "nonanswer_labels_test.csv"}  # fmt: skip
 BRIEF = "Keep it brief."
-
-
-def development_prompt(source_id: str) -> bool:
-    """The speechmap prompts that choices are made on (half of them, by a hash of the prompt's source id)."""
-    return hashlib.sha256(source_id.encode()).digest()[0] % 2 == 0
 
 
 def check_labels(bench) -> dict:
@@ -89,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--penalty", type=float, nargs="+", default=[0, 0.5, 1, 2, 4], help="penalties to compare")
     parser.add_argument("--output", type=Path, help="write the results here (JSON)")
     args = parser.parse_args(argv)
-    from bench_boards import open_benches
+    from bench_boards import development_prompt, open_benches
     from crm_core.nonanswer import nonanswers
     from usl_space.cache import ScoreCache
     from usl_space.loading import make_engine, open_scorer
