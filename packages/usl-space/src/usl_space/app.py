@@ -68,7 +68,8 @@ def build_app(engines: Engine | Sequence[Engine], title: str = "USL: the User-ce
     with gr.Blocks(title="USL") as demo:
         bench_page(demo, engines[0], pages, 0, title, max_jobs)
     for index in range(1, len(engines)):
-        with demo.route(pages[index].label, pages[index].path) as page:
+        # the picker, not Gradio's navbar, opens another bench: it keeps the criteria typed so far
+        with demo.route(pages[index].label, pages[index].path, show_in_navbar=False) as page:
             bench_page(page, engines[index], pages, index, title, max_jobs)
     return demo
 
@@ -93,7 +94,6 @@ def bench_page(page: gr.Blocks, engine: Engine, pages: list[BenchPage], index: i
     gr.HTML(f"<style>{BOARD_CSS}</style>", padding=False)  # here, not launch(css=): every launcher gets it
     gr.Markdown(header)
     if len(pages) > 1:
-        gr.Navbar(visible=False)  # the picker below opens the other benches, keeping the criteria
         with gr.Row():
             picker = gr.Dropdown([p.label for p in pages], value=pages[index].label, label="Bench",
                                  elem_id="bench-picker", scale=4)  # fmt: skip
