@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,3 +54,18 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def write_result(prog: str, path: str | os.PathLike, text: str) -> bool:
+    """Write a command's result to `path` whole (crm_core.atomic.atomic_file); on an OS error (a full disk, a
+    read-only folder) say so in one line and return False: the caller still prints the result, so the work is not
+    lost, and a file at `path` before is as it was."""
+    try:
+        with atomic_file(path) as handle:
+            handle.write(text + "\n")
+    except OSError as error:
+        reason = (error.strerror or str(error)).lower()
+        print(f"{prog}: could not write {path} ({reason}); a file there before is unchanged; the result is printed "
+              "on stdout", file=sys.stderr)  # fmt: skip
+        return False
+    return True

@@ -121,23 +121,6 @@ def expected_error(prog: str, error: BaseException) -> str | None:
     return None
 
 
-def write_result(prog: str, path: str | os.PathLike, text: str) -> bool:
-    """Write a command's result to `path` whole (crm_core.atomic.atomic_file); on an OS error (a full disk, a
-    read-only folder) say so in one line and return False: the caller still prints the result, so the work is not
-    lost, and a file at `path` before is as it was."""
-    from crm_core.atomic import atomic_file
-
-    try:
-        with atomic_file(path) as handle:
-            handle.write(text + "\n")
-    except OSError as error:
-        reason = (error.strerror or str(error)).lower()
-        print(f"{prog}: could not write {path} ({reason}); a file there before is unchanged; the result is printed "
-              "on stdout", file=sys.stderr)  # fmt: skip
-        return False
-    return True
-
-
 def fail(prog: str, error: Exception, code: int = 2) -> int:
     """For a CLI's `except Exception`: print an expected error's one line to stderr and return `code`; a bug is
     raised again, traceback and all."""

@@ -17,9 +17,10 @@ import sys
 from typing import Literal
 
 import polars as pl
+from crm_core.atomic import write_result
 from crm_core.cross_encoder.prompts import PromptBudgetError
 from crm_core.data import load_pairs, rejected_problems, report_rejected, without_nan
-from crm_core.guard import check_output, fail, positive_int, write_result
+from crm_core.guard import check_output, fail, positive_int
 from crm_core.loader import load_crm
 from crm_core.spec import pairs_from_frame
 

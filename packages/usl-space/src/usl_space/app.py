@@ -219,7 +219,10 @@ def bench_page(page: gr.Blocks, engine: Engine, pages: list[BenchPage], index: i
         button.click(svc.taste_handler(outcome), [taste, *taste_inputs], taste_outputs, api_name=f"{api}{name}",
                      concurrency_id="score")  # fmt: skip
     page.load(
-        svc.open_shared, None, [criteria, dislikes, topics, taste, taste_read, tabs, taste_box], api_name=False
+        svc.open_shared,
+        None,
+        [criteria, dislikes, topics, taste, taste_read, tabs, taste_box],
+        api_name=False,  # type: ignore[arg-type]  # False keeps it out of the API (Gradio's docs; its stubs say str)
     ).then(
         svc.shared_board, [taste, *taste_inputs], [*taste_outputs, tabs], api_name=False, concurrency_id="score"
     ).then(None, js=SCROLL_TO_BOARD)
@@ -234,7 +237,7 @@ def bench_page(page: gr.Blocks, engine: Engine, pages: list[BenchPage], index: i
                 api_name=f"{api}upload")  # fmt: skip
     if len(pages) > 1:
         picker.change(lambda label, *form: switch_address(pages, label, *form), [picker, criteria, dislikes, topics],
-                      address, api_name=False).then(None, address, None, js=OPEN_ADDRESS)  # fmt: skip
+                      address, api_name=False).then(None, address, None, js=OPEN_ADDRESS)  # type: ignore[arg-type]  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

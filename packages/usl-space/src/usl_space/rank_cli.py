@@ -16,8 +16,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from crm_core.atomic import write_result
 from crm_core.data import skipping_invalid, without_nan
-from crm_core.guard import at_least, check_output, fail, positive_int, write_result
+from crm_core.guard import at_least, check_output, fail, positive_int
 
 from usl_space.board import fewer_answers
 from usl_space.request import RankRequest

@@ -297,7 +297,8 @@ def load_mt_bench(
     chosen = models if models is not None else sorted(available)
     if baseline not in chosen:
         chosen = [*chosen, baseline]
-    rows, problems = [], []
+    rows: list[dict] = []
+    problems = []
     for model in chosen:
         path = available[model]
         before = len(rows)
