@@ -60,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     saved = sorted((cache_dir / "response-sides").glob("*.npz"))
     result = {
         "machine": f"{platform.machine()}, {_cores()} cores", "queries": len(engine.query),
-        "models": len(engine.models), "engine_load_seconds": round(load_seconds, 2),
+        "models": len(engine.models), "answers": engine.bench.responses.height,
+        "engine_load_seconds": round(load_seconds, 2),
         "response_side_build_seconds": round(table.seconds, 1),
         "response_side_bytes": saved[0].stat().st_size if saved else None, "rss_mb_after_build": round(rss_mb()),
     }  # fmt: skip
