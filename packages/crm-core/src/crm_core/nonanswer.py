@@ -113,8 +113,9 @@ def echoes(query: str, response: str) -> bool:
     if len(said) < 2 or not low * len(asked) <= len(said) <= high * len(asked) or said[:3] != asked[:3]:
         return False
     asked_pairs, said_pairs = list(pairwise(asked)), list(pairwise(said))
-    from_prompt = sum(p in set(asked_pairs) for p in said_pairs) / len(said_pairs)
-    covered = sum(p in set(said_pairs) for p in asked_pairs) / max(1, len(asked_pairs))
+    asked_set, said_set = set(asked_pairs), set(said_pairs)
+    from_prompt = sum(p in asked_set for p in said_pairs) / len(said_pairs)
+    covered = sum(p in said_set for p in asked_pairs) / max(1, len(asked_pairs))
     return from_prompt >= ECHO_SHARE and covered >= ECHO_SHARE
 
 
