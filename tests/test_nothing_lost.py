@@ -82,7 +82,7 @@ def test_crm_eval_and_usl_rank_refuse_an_output_that_is_an_input(tmp_path, capsy
     assert "is a folder" in capsys.readouterr().err
 
 
-NONSENSE = [("--queries", "-5", ">= 1"), ("--queries", "0", ">= 1"), ("--bootstrap", "0", ">= 100"),
+NONSENSE = [("--queries", "-5", ">= 1"), ("--queries", "0", ">= 1"), ("--bootstrap", "0", "from 100 to 100000"),
             ("--queries", "x", "integer")]  # fmt: skip
 
 

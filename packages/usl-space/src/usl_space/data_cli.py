@@ -5,12 +5,14 @@ usl-data build  turn pulled or local outputs into a bench folder (Parquet + mani
 usl-data info   summarise any bench-like folder: queries, models, coverage, baseline
 usl-data sides  precompute a bench's response side into a content-keyed store (the Space loads it at start)
 usl-data publish-sides  upload such a store to a Hub dataset repo (dry-run available)
+usl-data generate  a model's answers to a bench's prompts (or your own) from an OpenAI-compatible endpoint
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -18,7 +20,7 @@ from typing import cast
 
 from crm_core.compositional.scorer import CompositionalScorer
 from crm_core.data import ALPACA_EVAL_BASELINE, detect_layout, open_bench, read_models_file, skipping_invalid
-from crm_core.guard import check_output, fail
+from crm_core.guard import at_least, check_output, fail, positive_int
 from crm_core.paths import cache_dir
 
 from usl_space.catalog import KNOWN_BENCHES, default_models, model_facts
@@ -109,6 +111,49 @@ def _cmd_publish_sides(args: argparse.Namespace) -> int:
     url = publish(args.store, args.repo_id, DryRunApi() if args.dry_run else None, args.private)
     print(url if not args.dry_run else f"dry run: nothing sent to {url}")
     return 0
+
+
+def _cmd_generate(args: argparse.Namespace) -> int:
+    """usl_space.generate; Ctrl-C once stops asking (the answers in flight are saved), twice stops at once."""
+    import signal
+    import threading
+
+    from usl_space.generate import GenerateSettings, generate, print_progress, read_prompts
+    from usl_space.loading import open_data
+
+    if args.temperature is not None and not 0 <= args.temperature <= 2:
+        raise ValueError(f"--temperature: expected a number from 0 to 2, got {args.temperature}")
+    if args.timeout <= 0 or args.timeout != args.timeout:
+        raise ValueError(f"--timeout: expected a positive number of seconds, got {args.timeout}")
+    if args.api_key_env and not os.environ.get(args.api_key_env):
+        raise ValueError(f"--api-key-env {args.api_key_env}: that environment variable is not set")
+    output = check_output(args.output, {"--data": args.data, "--prompts": args.prompts})
+    prompts = read_prompts(Path(args.prompts)) if args.prompts else sorted(open_data(args.data).instructions().items())
+    settings = GenerateSettings(args.endpoint, args.model, args.api_key_env, args.system, args.temperature,
+                                args.max_tokens, args.concurrency, args.retries, args.timeout, args.name)  # fmt: skip
+    stop = threading.Event()
+
+    def interrupted(_signum, _frame):
+        if stop.is_set():
+            raise KeyboardInterrupt
+        print("\nusl-data generate: stopping: no new requests; the answers in flight are saved (Ctrl-C again: now)",
+              file=sys.stderr)  # fmt: skip
+        stop.set()
+
+    previous = signal.signal(signal.SIGINT, interrupted)
+    try:
+        report = generate(prompts, output, settings, None if args.quiet else print_progress, stop)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if not args.quiet:
+        print(file=sys.stderr)
+    summary = {"output": str(output), "prompts": len(prompts), "already_saved": report.already,
+               "saved_now": report.saved, "retried": report.retried, "failed": len(report.failed),
+               "stopped": stop.is_set(), "seconds": round(report.seconds, 1)}  # fmt: skip
+    print(json.dumps(summary, indent=2))
+    for idx, reason in list(report.failed.items())[:10]:
+        print(f"usl-data generate: prompt {idx}: {reason} (a rerun asks again)", file=sys.stderr)
+    return 130 if stop.is_set() else (1 if report.failed else 0)
 
 
 def _summary(bench) -> dict:
@@ -239,6 +284,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("source", metavar="DIR", help="the folder to describe")
     p.add_argument("--coverage", action="store_true", help="also list answered / missing / empty per model")
     p.set_defaults(func=_cmd_info)
+
+    p = sub.add_parser(
+        "generate",
+        help="answers from an OpenAI-compatible endpoint, saved as they arrive (a rerun continues)",
+        description="Ask an OpenAI-compatible /v1/chat/completions endpoint (vLLM, llama.cpp, Ollama, TGI, "
+        "transformers serve, a hosted API) for a model's answer to every prompt of a bench or of your own prompt "
+        "file, and append each to a JSON-lines file the moment it arrives. A rerun asks only for what is missing; "
+        "Ctrl-C stops asking, lets the answers in flight land, and a rerun continues.",
+    )
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--data", metavar="DIR", help="a bench or AlpacaEval-style folder whose prompts to answer")
+    where.add_argument("--prompts", metavar="FILE", help="your own prompts: JSON lines {instruction} or a CSV with "
+                       "an 'instruction' column")  # fmt: skip
+    p.add_argument("--endpoint", required=True, metavar="URL", help="the server's base URL, e.g. "
+                   "http://127.0.0.1:8000/v1")  # fmt: skip
+    p.add_argument("--model", required=True, help="the model name the server knows")
+    p.add_argument("--name", help="the name the answers carry on the board (default: --model)")
+    p.add_argument("--api-key-env", metavar="VAR", help="the environment variable holding the API key (the key is "
+                   "never written anywhere; default: no key)")  # fmt: skip
+    p.add_argument("--system", help="a system prompt sent before every prompt")
+    p.add_argument("--temperature", type=float, help="sampling temperature (default: the server's)")
+    p.add_argument("--max-tokens", type=positive_int, help="the most tokens an answer may have (default: the server's)")
+    p.add_argument("--concurrency", type=at_least(1, 64), default=4, help="requests at once (default: %(default)s)")
+    p.add_argument("--retries", type=at_least(0, 20), default=5, help="retries of a request after a 429, 5xx, "
+                   "timeout or dropped connection, with exponential backoff (default: %(default)s)")  # fmt: skip
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per request (default: %(default)s)")
+    p.add_argument("--output", required=True, metavar="FILE.jsonl", help="the answers file (appended to; a rerun "
+                   "continues it)")  # fmt: skip
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.set_defaults(func=_cmd_generate)
     return parser
 
 
