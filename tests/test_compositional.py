@@ -159,6 +159,27 @@ def test_an_upload_is_encoded_once_and_ranked_with_the_others(compositional_crm,
     assert not calls and again.rank(["Use emojis, I love them."]).rows == board.rows
 
 
+def test_a_generated_answer_file_built_into_the_bench_ranks_as_the_same_answers_uploaded(compositional_crm,
+                                                                                          tmp_path):  # fmt: skip
+    """usl-data build --answers (the file usl-data generate writes) and the app's upload give the same board entry."""
+    from crm_core.data import with_answers
+    from usl_space.instant_engine import InstantEngine
+
+    engine = toy_engine(compositional_crm, ScoreCache(tmp_path / "u.sqlite"))
+    outputs = {i: f"A generated answer, number {i}, in a sentence or two." for i in range(12)}
+    instructions = engine.bench.instructions()
+    write_jsonl(tmp_path / "gen.jsonl", [{"idx": 100 + i, "instruction": instructions[i], "output": text,
+                                          "generator": "generated"} for i, text in outputs.items()])  # fmt: skip
+    bench = with_answers(engine.bench, [tmp_path / "gen.jsonl"])
+    built = InstantEngine(bench, engine.scorer, ScoreCache(tmp_path / "v.sqlite"), toy_topics(bench))
+    uploaded = engine.with_model("generated", outputs)
+    for criteria in ([], ["Prefer short answers."]):
+        mine = next(r for r in built.rank(criteria).rows if r["model"] == "generated")
+        theirs = next(r for r in uploaded.rank(criteria, models=[*engine.models, "generated"]).rows
+                      if r["model"] == "generated")  # fmt: skip
+        assert mine["win_rate"] == pytest.approx(theirs["win_rate"], abs=1e-9) and mine["n"] == theirs["n"] == 12
+
+
 # -- data rules ---------------------------------------------------------------------------------------------------
 def fake_shared(root: Path) -> Path:
     """An AlpacaEval folder with default and other models, instructions in both halves."""

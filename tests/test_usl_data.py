@@ -246,3 +246,31 @@ def test_build_writes_the_description_and_the_models_facts_and_a_bad_manifest_is
     (bench_dir / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(DataValidationError, match="model_info"):
         open_bench(bench_dir)
+
+
+def test_build_from_answer_files_alone_or_added_to_a_bench(combined_dir, tmp_path, capsys):
+    from conftest import INSTRUCTIONS, write_jsonl
+
+    first = write_jsonl(tmp_path / "a.jsonl", [{"idx": 7 + i, "instruction": t, "output": f"a{i}", "generator": "ma"}
+                                               for i, t in enumerate(INSTRUCTIONS[:3])])  # fmt: skip
+    second = write_jsonl(tmp_path / "mb.jsonl", [{"instruction": t, "output": f"b{i}"}
+                                                 for i, t in enumerate(INSTRUCTIONS[:2])])  # fmt: skip
+    own = tmp_path / "own"
+    assert main(["build", "--answers", str(first), str(second), "--output", str(own), "--name", "team"]) == 0
+    bench = open_bench(own)
+    assert (bench.name, bench.models, bench.baseline) == ("team", ["ma", "mb"], "ma")  # the most answers
+    assert bench.queries["idx"].to_list() == [7, 8, 9]  # the files' own ids
+    added = tmp_path / "added"
+    assert main(["build", "--from", str(combined_dir), "--answers", str(first), "--baseline", "base", "--output",
+                 str(added)]) == 0  # fmt: skip
+    merged = open_bench(added)
+    assert "ma" in merged.models and merged.baseline == "base" and merged.queries.height == len(INSTRUCTIONS)
+    capsys.readouterr()
+    stray = write_jsonl(tmp_path / "stray.jsonl", [{"instruction": "Not on the bench.", "output": "x"}])
+    assert main(["build", "--from", str(combined_dir), "--answers", str(stray), "--output", str(tmp_path / "x")]) == 2
+    assert "stray.jsonl item:1: instruction: not one of the bench's instructions" in capsys.readouterr().err
+    again = write_jsonl(
+        tmp_path / "alpha.jsonl", [{"instruction": INSTRUCTIONS[0], "output": "x", "generator": "alpha"}]
+    )
+    assert main(["build", "--from", str(combined_dir), "--answers", str(again), "--output", str(tmp_path / "y")]) == 2
+    assert "already on the bench: ['alpha']" in capsys.readouterr().err

@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import cast
 
 from crm_core.compositional.scorer import CompositionalScorer
-from crm_core.data import ALPACA_EVAL_BASELINE, detect_layout, open_bench, read_models_file, skipping_invalid
+from crm_core.data import (
+    ALPACA_EVAL_BASELINE,
+    detect_layout,
+    open_bench,
+    read_models_file,
+    skipping_invalid,
+    with_answers,
+)
 from crm_core.guard import at_least, check_output, fail, positive_int
 from crm_core.paths import cache_dir
 
@@ -69,11 +76,16 @@ def _cmd_pull(args: argparse.Namespace) -> int:
 
 def _cmd_build(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    source = Path(args.source) if args.source else cache_dir() / "alpaca_eval"
+    answers = args.answers or []
+    source = Path(args.source) if args.source else (None if answers else cache_dir() / "alpaca_eval")
     models = _models_from_args(args)
-    check_output(args.output, {"--from": source}, folder=True)  # before reading: the source is never replaced
+    inputs = {"--from": source, **{f"--answers {n}": a for n, a in enumerate(answers, 1)}}
+    check_output(args.output, inputs, folder=True)  # before reading: no input is ever replaced
     with skipping_invalid("usl-data build", args.skip_invalid):
-        bench = open_bench(source, models=models, baseline=args.baseline)
+        bench = open_bench(source, models=models, baseline=None if answers else args.baseline) if source else None
+        if answers:  # the models of `usl-data generate` files join the bench (or make one from your own prompts)
+            bench = with_answers(bench, answers, args.baseline, args.name or "my_prompts")
+    assert bench is not None
     if args.name:
         bench.name = args.name
     bench.description = args.description if args.description is not None else KNOWN_BENCHES.get(bench.name, "")
@@ -241,7 +253,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--baseline",
         help="the model every other is judged against (default: gpt4_1106_preview for AlpacaEval, gpt-4 for MT-bench)",
     )
-    p.add_argument("--name", help="the bench's name (default: alpaca_eval or mt_bench)")
+    p.add_argument("--answers", nargs="+", metavar="FILE.jsonl", help="answer files written by usl-data generate, "
+                   "one model each: added to the --from bench (each answer placed by its instruction), or without "
+                   "--from a bench of your own prompts made from them")  # fmt: skip
+    p.add_argument(
+        "--name", help="the bench's name (default: alpaca_eval or mt_bench; my_prompts from --answers alone)"
+    )
     p.add_argument("--description", help="what the bench's prompts are, as the app's bench picker shows it (default: "
                    "the shared benches' own, e.g. 'requests to criticise governments, ...' for speechmap)")  # fmt: skip
     p.add_argument("--skip-invalid", action="store_true", help="go on without rows that fail validation (each is "

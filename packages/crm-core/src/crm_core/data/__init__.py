@@ -10,9 +10,11 @@ from crm_core.data.importers import (
     load_alpaca_eval_per_model,
     load_mt_bench,
     open_bench,
+    read_answers,
     read_model_outputs_json,
     read_models_file,
     responses_by_instruction,
+    with_answers,
 )
 from crm_core.data.lines import RejectedRowsError, report_rejected, skipping_invalid, text_lines, without_nan
 from crm_core.data.pairs import (
@@ -46,6 +48,7 @@ __all__ = [
     "pair_records",
     "pairs_from_dataset",
     "pairs_to_dataset",
+    "read_answers",
     "read_model_outputs_json",
     "read_models_file",
     "rejected_problems",
@@ -54,6 +57,7 @@ __all__ = [
     "skipping_invalid",
     "text_lines",
     "validate_pair",
+    "with_answers",
     "without_nan",
     "write_pairs",
 ]

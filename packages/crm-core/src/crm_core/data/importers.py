@@ -334,6 +334,68 @@ def load_mt_bench(
     return make_bench("mt_bench", str(directory), baseline, queries, responses)
 
 
+def read_answers(path: str | os.PathLike) -> tuple[str, list[dict]]:
+    """A file of one model's answers as `usl-data generate` writes it (JSON lines with `instruction`, `output` and
+    `generator`; an `idx` where it has one): (the model's name, the rows). The name is the rows' generator (one
+    name per file) or, without one, the file's stem."""
+    path = Path(path)
+    rows = [r for _, r in read_jsonl_checked(_read_text_lines(path), str(path), {"instruction": str, "output": str})]
+    if not rows:
+        raise DataValidationError([Problem(str(path), None, None, "no answers (the file is empty)")])
+    names = {r["generator"] for r in rows if isinstance(r.get("generator"), str) and r["generator"]}
+    if len(names) > 1:
+        raise DataValidationError([Problem(str(path), None, "generator", f"one model per file, found {sorted(names)}")])
+    return (names.pop() if names else path.stem), rows
+
+
+def with_answers(bench: Bench | None, files: list[str | os.PathLike], baseline: str | None = None,
+                 name: str = "my_prompts") -> Bench:  # fmt: skip
+    """`bench` with the models of these answer files added (each answer placed by its instruction, which must be one
+    of the bench's); without a bench, a new one whose prompts are the files' instructions (by their idx where the
+    files give one, consistently). A model already on the bench, an unknown instruction or two answers of one model
+    to a prompt is an error naming file and item."""
+    answers = [(Path(f), *read_answers(f)) for f in files]
+    models = [m for _, m, _ in answers]
+    clash = sorted({m for m in models if models.count(m) > 1 or (bench is not None and m in bench.models)})
+    if clash:
+        raise DataValidationError([Problem("--answers", None, "generator", f"already on the bench: {clash}")])
+    queries = _queries_of_answers(answers) if bench is None else bench.queries
+    index = dict(zip(queries["instruction"].to_list(), queries["idx"].to_list(), strict=True))
+    rows = [row for path, model, items in answers for row in responses_by_instruction(model, items, index, str(path))]
+    added = pl.DataFrame(rows, schema={"idx": pl.Int64, "model": pl.String, "output": pl.String,
+                                       "generator": pl.String})  # fmt: skip
+    if bench is None:
+        return make_bench(name, ", ".join(str(p) for p, _, _ in answers), baseline or most_complete_model(added),
+                          queries, added)  # fmt: skip
+    responses = pl.concat([bench.responses.select(added.columns).cast(added.schema), added])  # type: ignore[arg-type]
+    merged = make_bench(bench.name, bench.source, baseline or bench.baseline, queries, responses)
+    merged.description, merged.model_info = bench.description, dict(bench.model_info)
+    return merged
+
+
+def _queries_of_answers(answers: list[tuple[Path, str, list[dict]]]) -> pl.DataFrame:
+    """The prompts the answer files answer: each instruction once, at the idx the files give it (never two different
+    ones), else numbered in order of first appearance."""
+    by_text: dict[str, int | None] = {}
+    for path, _, items in answers:
+        for number, item in enumerate(items, 1):
+            idx = (
+                item.get("idx") if isinstance(item.get("idx"), int) and not isinstance(item.get("idx"), bool) else None
+            )
+            known = by_text.setdefault(item["instruction"], idx)
+            if known is None:  # a file without ids takes the one another file gives
+                by_text[item["instruction"]] = known = idx
+            if idx is not None and known != idx:
+                raise DataValidationError([Problem(f"{path} item", number, "idx",
+                                                   f"this instruction has idx {known} in another file")])  # fmt: skip
+    free = iter(i for i in range(len(by_text) * 2 + 1) if i not in set(by_text.values()))
+    pairs = [(idx if idx is not None else next(free), text) for text, idx in by_text.items()]
+    if len({i for i, _ in pairs}) != len(pairs):
+        raise DataValidationError([Problem("--answers", None, "idx", "two instructions share one idx")])
+    return pl.DataFrame({"idx": [i for i, _ in pairs], "instruction": [t for _, t in pairs]},
+                        schema={"idx": pl.Int64, "instruction": pl.String}).sort("idx")  # fmt: skip
+
+
 def detect_layout(directory: str | os.PathLike) -> str:
     """Which of the layouts above `directory` holds: bench, alpaca_eval, alpaca_eval_per_model, mt_bench."""
     directory = Path(directory)
