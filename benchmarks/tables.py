@@ -418,11 +418,23 @@ def compositional_onnx_table() -> str:
     return "\n".join(lines)
 
 
+def generate_table() -> str:
+    """README's `usl-data generate` throughput against a local server (benchmarks/generate_throughput.py)."""
+    r = _load("generate_throughput.json")
+    lines = [f"{r['machine']}; {r['server']}; {r['prompts']} prompts, {r['max_tokens']} tokens each; "
+             "`benchmarks/generate_throughput.py`.", "",
+             "| concurrency | answers/s | streamed chunks/s | retried |", "|---|---|---|---|"]  # fmt: skip
+    lines += [f"| {x['concurrency']} | {x['answers_per_second']} | {x['chunks_per_second']} | {x['retried']} |"
+              for x in r["rows"]]  # fmt: skip
+    return "\n".join(lines)
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "headline": headline,
     "judge": judge_table,
     "performance": performance_table,
     "gpu": gpu_table,
+    "generate": generate_table,
     "benches": bench_table,
     "load": load_table,
     "throughput": throughput_table,

@@ -23,6 +23,16 @@ KEY = "sk-test-9f3e1d77c0ffee"  # must never reach a file the run writes
 PROMPTS = [{"instruction": f"Say something about the number {n}."} for n in range(6)]
 
 
+def warm(url: str) -> None:
+    """One request alone first: `transformers serve` loads the model on the first request, and two first requests
+    at once both load it and break it ("Cannot copy out of meta tensor")."""
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}).encode()
+    request = urllib.request.Request(f"{url}/v1/chat/completions", data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})  # fmt: skip
+    with urllib.request.urlopen(request, timeout=120) as answer:
+        answer.read()
+
+
 @pytest.fixture(scope="module")
 def server(qwen_tokenizer, tmp_path_factory):
     """`transformers serve` on a free port, forced to a tiny model saved into a temporary folder."""
@@ -48,6 +58,7 @@ def server(qwen_tokenizer, tmp_path_factory):
     while True:
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2)
+            warm(f"http://127.0.0.1:{port}")
             break
         except OSError:
             if time.monotonic() > deadline or process.poll() is not None:
