@@ -115,7 +115,10 @@ def generate(prompts: Sequence[tuple[int, str]], output: Path, settings: Generat
              stop: threading.Event | None = None) -> Report:  # fmt: skip
     """Ask the endpoint for every prompt `output` lacks and append each answer as it arrives; `progress(report,
     total)` after each; `stop` set (Ctrl-C): no new request, the ones in flight finish and are saved."""
-    from openai import OpenAI
+    try:
+        from openai import OpenAI
+    except ImportError:  # the Space installs usl-space without it
+        raise ValueError("usl-data generate needs the OpenAI client: pip install 'usl-space[generate]'") from None
 
     report = Report()
     done = saved_answers(output)
