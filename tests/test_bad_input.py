@@ -274,3 +274,19 @@ def test_malformed_manifests_crm_json_yaml_aliases_and_huge_counts_are_one_line_
     with pytest.raises(SystemExit):
         usl_rank(["--data", str(bench), "--bootstrap", "100000000"])
     assert "expected an integer from 100 to 100000, got 100000000" in capsys.readouterr().err
+
+
+def test_a_vote_idx_must_be_whole_and_an_id_file_must_be_a_bounded_file(tmp_path):
+    from usl_space.rank_cli import read_query_ids
+    from usl_space.taste import Profile
+
+    vote = {"idx": 1.9, "model_a": "m1", "model_b": "m2", "outcome": 1}
+    with pytest.raises(ValueError, match=r"p\.json: votes: .*idx: expected an integer, got 1\.9"):
+        Profile.from_dict({"version": 1, "votes": [vote]}, "p.json")
+    assert Profile.from_dict({"version": 1, "votes": [{**vote, "idx": 2}]}, "p.json").votes[0].idx == 2
+    with pytest.raises(ValueError, match="/dev/zero: not a file"):
+        read_query_ids("/dev/zero", {1, 2})
+    big = tmp_path / "ids.txt"
+    big.write_bytes(b"1\n" * 5_000_001)
+    with pytest.raises(ValueError, match="a query-id file is at most 10,000,000"):
+        read_query_ids(str(big), {1})

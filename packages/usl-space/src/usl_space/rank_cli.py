@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # imported when ranking, not for --help
     from usl_space.engine import Engine
 
 MIN_BOOTSTRAP = 100  # fewer resamples give intervals and Rank (UB) that move with the seed
+MAX_ID_FILE_BYTES = 10_000_000  # a million ids, far more than any bench's queries
 MAX_BOOTSTRAP = 100_000  # more changes no digit shown and takes minutes and gigabytes
 
 
@@ -158,6 +159,11 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 (one flag, one bra
 def read_query_ids(path: str, known: set[int]) -> list[int]:
     """Query ids from a file, one per line; every bad line is named (file:line: what was found)."""
     ids, problems = [], []
+    if not Path(path).is_file():  # a folder, a pipe or a device (/dev/zero) would be read without end
+        raise ValueError(f"{path}: not a file (a text file of query ids, one per line)")
+    if Path(path).stat().st_size > MAX_ID_FILE_BYTES:
+        raise ValueError(f"{path}: {Path(path).stat().st_size:,} bytes; a query-id file is at most "
+                         f"{MAX_ID_FILE_BYTES:,}")  # fmt: skip
     with open(path, encoding="utf-8-sig") as handle:
         for number, line in enumerate(handle, 1):
             text = line.split("#", 1)[0].strip()

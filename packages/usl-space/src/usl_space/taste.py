@@ -64,6 +64,13 @@ class Vote:
     outcome: float
 
 
+def _whole(value: object) -> int:
+    """A query idx as given: an integer (1.9 or "3" is an error, not query 1 or 3)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"idx: expected an integer, got {value!r}")
+    return value
+
+
 @dataclass
 class Profile:
     """Everything that makes one visitor's board: what they typed, their votes, the weights fitted from both."""
@@ -99,7 +106,7 @@ class Profile:
         if not isinstance(data, dict) or data.get("version") != PROFILE_VERSION:
             raise ValueError(f"{where}: not a USL profile (version {PROFILE_VERSION} expected)")
         try:
-            votes = [Vote(int(v["idx"]), str(v["model_a"]), str(v["model_b"]), float(v["outcome"]))
+            votes = [Vote(_whole(v["idx"]), str(v["model_a"]), str(v["model_b"]), float(v["outcome"]))
                      for v in data.get("votes", [])]  # fmt: skip
         except (KeyError, TypeError, ValueError) as error:
             raise ValueError(f"{where}: votes: each needs idx, model_a, model_b, outcome ({error})") from None
