@@ -290,3 +290,14 @@ def test_a_vote_idx_must_be_whole_and_an_id_file_must_be_a_bounded_file(tmp_path
     big.write_bytes(b"1\n" * 5_000_001)
     with pytest.raises(ValueError, match="a query-id file is at most 10,000,000"):
         read_query_ids(str(big), {1})
+
+
+def test_a_pickle_only_checkpoint_is_refused_by_every_loader_with_one_line(tmp_path):
+    from crm_core.loader import load_crm
+
+    model = tmp_path / "pickled"
+    model.mkdir()
+    (model / "crm.json").write_text((CRM / "crm.json").read_text())
+    (model / "pytorch_model.bin").write_bytes(b"\x80\x04pickle")
+    with pytest.raises(ValueError, match=r"its only weights are pickled \(pytorch_model\.bin\)"):
+        load_crm(model)

@@ -7,6 +7,7 @@ it; retiring a kind is deleting its module and its branch here.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, Literal
 
 from crm_core.cross_encoder.model import TorchScorer
@@ -18,6 +19,7 @@ def load_crm(name_or_path: str | os.PathLike, backend: Literal["torch", "onnx"] 
     """A scorer for a local checkpoint folder or a Hub repo id (downloaded, or found in the local cache). A
     compositional CRM (crm.json kind) gets its own scorer, whose 'onnx' backend runs its exported encoders."""
     folder = resolve_checkpoint(name_or_path)
+    refuse_pickled_only(folder)
     if CRMSpec.load(folder).kind == "compositional":  # one backend: NumPy heads over its own encoder
         from crm_core.compositional.scorer import CompositionalScorer
 
@@ -29,3 +31,20 @@ def load_crm(name_or_path: str | os.PathLike, backend: Literal["torch", "onnx"] 
 
         return OnnxScorer(folder, **kwargs)
     raise ValueError(f"backend must be 'torch' or 'onnx', got {backend!r}")
+
+
+PICKLED = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
+
+
+def refuse_pickled_only(folder: Path) -> None:
+    """ValueError when a checkpoint's only weights are pickles (.bin, .pt, ...): unpickling can run any code, so USL
+    loads safetensors and ONNX only; one line for every command that loads a CRM."""
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    if any(p.suffix in (".safetensors", ".onnx") for p in files):
+        return
+    pickled = sorted(p.relative_to(folder) for p in files if p.suffix in PICKLED)
+    if pickled:
+        raise ValueError(
+            f"{folder}: its only weights are pickled ({', '.join(map(str, pickled[:3]))}); USL loads "
+            "safetensors or ONNX weights only (a pickle can run code): convert them to safetensors"
+        )

@@ -20,6 +20,7 @@ from crm_core.cross_encoder.onnx import export_crm
 from crm_core.data import load_pairs
 from crm_core.guard import check_output, fail
 from crm_core.hub import resolve_checkpoint
+from crm_core.loader import refuse_pickled_only
 from crm_core.spec import CRMSpec, Pair, pairs_from_frame
 
 
@@ -71,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         samples = pairs_from_file(args.samples, args.n_samples) if args.samples else None
         folder = resolve_checkpoint(args.model)
+        refuse_pickled_only(folder)
         check_output(args.output, {"--model": folder, "--samples": args.samples}, folder=True)
         compositional = CRMSpec.load(folder).kind == "compositional"
         export = export_compositional if compositional else export_crm
