@@ -301,3 +301,17 @@ def test_a_pickle_only_checkpoint_is_refused_by_every_loader_with_one_line(tmp_p
     (model / "pytorch_model.bin").write_bytes(b"\x80\x04pickle")
     with pytest.raises(ValueError, match=r"its only weights are pickled \(pytorch_model\.bin\)"):
         load_crm(model)
+
+
+def test_usl_rank_refuses_bad_criteria_and_id_files_before_loading_the_bench_and_the_crm(tmp_path, capsys):
+    import time as clock
+
+    from usl_space.rank_cli import main as usl_rank
+
+    ids = tmp_path / "ids.txt"
+    ids.write_text("3\nthree\n")
+    for extra, said in ((["--criteria", "x" * 301], "at most 300 characters"),
+                        (["--criteria", "", "--query-ids", str(ids)], "ids.txt:2: expected a query id")):  # fmt: skip
+        started = clock.perf_counter()
+        assert usl_rank(["--data", str(tmp_path / "no-such-bench"), *extra]) == 2  # the bench is never opened
+        assert said in capsys.readouterr().err and clock.perf_counter() - started < 5

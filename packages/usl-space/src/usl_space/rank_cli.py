@@ -105,6 +105,13 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 (one flag, one bra
     if args.criteria is None:
         print('usl-rank: give --criteria TEXT (or --criteria "" for general preference)', file=sys.stderr)
         return 2
+    try:  # what can be checked without the bench and the CRM is checked before loading them (~20 s)
+        RankRequest.checked(args.criteria, args.dislike, None, args.models, None, args.queries, args.seed)
+        if args.query_ids:
+            read_query_ids(args.query_ids, None)
+    except ValueError as error:
+        print(f"usl-rank: {error}", file=sys.stderr)
+        return 2
     from tqdm.auto import tqdm
 
     from usl_space.loading import load_engine
@@ -156,8 +163,9 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 (one flag, one bra
     return 0 if written else 1
 
 
-def read_query_ids(path: str, known: set[int]) -> list[int]:
-    """Query ids from a file, one per line; every bad line is named (file:line: what was found)."""
+def read_query_ids(path: str, known: set[int] | None) -> list[int]:
+    """Query ids from a file, one per line; every bad line is named (file:line: what was found). `known` None: the
+    bench is not loaded yet, only the file's form is checked."""
     ids, problems = [], []
     if not Path(path).is_file():  # a folder, a pipe or a device (/dev/zero) would be read without end
         raise ValueError(f"{path}: not a file (a text file of query ids, one per line)")
@@ -171,7 +179,7 @@ def read_query_ids(path: str, known: set[int]) -> list[int]:
                 continue
             if not text.lstrip("-").isdigit():
                 problems.append(f"{path}:{number}: expected a query id (an integer), found {text[:40]!r}")
-            elif int(text) not in known:
+            elif known is not None and int(text) not in known:
                 problems.append(f"{path}:{number}: query id {text} is not on the bench")
             else:
                 ids.append(int(text))
