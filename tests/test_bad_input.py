@@ -315,3 +315,15 @@ def test_usl_rank_refuses_bad_criteria_and_id_files_before_loading_the_bench_and
         started = clock.perf_counter()
         assert usl_rank(["--data", str(tmp_path / "no-such-bench"), *extra]) == 2  # the bench is never opened
         assert said in capsys.readouterr().err and clock.perf_counter() - started < 5
+
+
+def test_a_fake_safetensors_file_is_one_line(tmp_path):
+    import shutil
+
+    from crm_core.loader import load_crm
+
+    model = tmp_path / "crm"
+    shutil.copytree(CRM, model, ignore=shutil.ignore_patterns("onnx"))
+    (model / "heads.safetensors").write_bytes(b"not safetensors at all")
+    with pytest.raises(ValueError, match=r"a weights file is not readable safetensors"):
+        load_crm(model)

@@ -18,18 +18,23 @@ from crm_core.spec import CRMSpec, Scorer
 def load_crm(name_or_path: str | os.PathLike, backend: Literal["torch", "onnx"] = "torch", **kwargs: Any) -> Scorer:
     """A scorer for a local checkpoint folder or a Hub repo id (downloaded, or found in the local cache). A
     compositional CRM (crm.json kind) gets its own scorer, whose 'onnx' backend runs its exported encoders."""
+    from safetensors import SafetensorError
+
     folder = resolve_checkpoint(name_or_path)
     refuse_pickled_only(folder)
-    if CRMSpec.load(folder).kind == "compositional":  # one backend: NumPy heads over its own encoder
-        from crm_core.compositional.scorer import CompositionalScorer
+    try:
+        if CRMSpec.load(folder).kind == "compositional":  # one backend: NumPy heads over its own encoder
+            from crm_core.compositional.scorer import CompositionalScorer
 
-        return CompositionalScorer(folder, threads=kwargs.get("threads"), backend=backend)
-    if backend == "torch":
-        return TorchScorer(folder, **kwargs)
-    if backend == "onnx":
-        from crm_core.cross_encoder.onnx import OnnxScorer
+            return CompositionalScorer(folder, threads=kwargs.get("threads"), backend=backend)
+        if backend == "torch":
+            return TorchScorer(folder, **kwargs)
+        if backend == "onnx":
+            from crm_core.cross_encoder.onnx import OnnxScorer
 
-        return OnnxScorer(folder, **kwargs)
+            return OnnxScorer(folder, **kwargs)
+    except SafetensorError as error:  # a truncated or fake weights file: one line, not a traceback
+        raise ValueError(f"{folder}: a weights file is not readable safetensors ({error}); copy it again") from None
     raise ValueError(f"backend must be 'torch' or 'onnx', got {backend!r}")
 
 
