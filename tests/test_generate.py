@@ -16,56 +16,22 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import write_jsonl
+from conftest import load_script, write_jsonl
 from test_app import free_port
 
 KEY = "sk-test-9f3e1d77c0ffee"  # must never reach a file the run writes
 PROMPTS = [{"instruction": f"Say something about the number {n}."} for n in range(6)]
 
 
-def warm(url: str) -> None:
-    """One request alone first: `transformers serve` loads the model on the first request, and two first requests
-    at once both load it and break it ("Cannot copy out of meta tensor")."""
-    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}).encode()
-    request = urllib.request.Request(f"{url}/v1/chat/completions", data=body, method="POST",
-                                     headers={"Content-Type": "application/json"})  # fmt: skip
-    with urllib.request.urlopen(request, timeout=120) as answer:
-        answer.read()
-
-
 @pytest.fixture(scope="module")
-def server(qwen_tokenizer, tmp_path_factory):
-    """`transformers serve` on a free port, forced to a tiny model saved into a temporary folder."""
-    import torch
-    from transformers import Qwen3Config, Qwen3ForCausalLM
-
-    folder = tmp_path_factory.mktemp("tiny-lm")
-    torch.manual_seed(0)
-    config = Qwen3Config(vocab_size=len(qwen_tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=1, head_dim=16, max_position_embeddings=512,
-                         tie_word_embeddings=True)  # fmt: skip
-    Qwen3ForCausalLM(config).save_pretrained(folder)
-    qwen_tokenizer.save_pretrained(folder)
-    settings = json.loads((folder / "tokenizer_config.json").read_text())
-    settings["model_input_names"] = ["input_ids", "attention_mask"]  # generate() takes no token_type_ids
-    (folder / "tokenizer_config.json").write_text(json.dumps(settings))
+def server(tmp_path_factory):
+    """`transformers serve` on a free port, forced to a tiny model saved into a temporary folder (the benchmark's
+    own helpers: benchmarks/generate_throughput.py)."""
+    helpers = load_script("benchmarks/generate_throughput.py")
+    model = helpers.tiny_model(tmp_path_factory.mktemp("tiny-lm"))
     port = free_port()
-    command = [str(Path(sys.executable).parent / "transformers"), "serve", "--force_model", str(folder), "--host",
-               "127.0.0.1", "--port", str(port), "--device", "cpu"]  # fmt: skip
-    process = subprocess.Popen(command, env={**os.environ, "HF_HUB_OFFLINE": "1"}, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)  # fmt: skip
-    deadline = time.monotonic() + 180
-    while True:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2)
-            warm(f"http://127.0.0.1:{port}")
-            break
-        except OSError:
-            if time.monotonic() > deadline or process.poll() is not None:
-                process.kill()
-                pytest.fail("transformers serve did not start")
-            time.sleep(0.5)
-    yield f"http://127.0.0.1:{port}", str(folder)
+    process = helpers.serve(model, port)
+    yield f"http://127.0.0.1:{port}", str(model)
     process.terminate()
     process.wait(timeout=30)
 
