@@ -159,9 +159,8 @@ def upload_files(folder: Path) -> tuple[list[Path], list[Path]]:
         if path.is_dir() and not path.is_symlink():
             continue
         hidden = any(part.startswith(".") for part in relative.parts)
-        linked = path.is_symlink() or any(p.is_symlink() for p in path.parents if root in p.resolve().parents)
-        inside = root in path.resolve().parents
-        if hidden or linked or not inside or not any(fnmatch(path.name, p) for p in CHECKPOINT_FILES):
+        inside = root in path.resolve().parents  # false for anything reached through a link that leaves the folder
+        if hidden or path.is_symlink() or not inside or not any(fnmatch(path.name, p) for p in CHECKPOINT_FILES):
             left_out.append(relative)
         else:
             sent.append(relative)

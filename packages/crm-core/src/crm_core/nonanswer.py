@@ -142,10 +142,17 @@ def cut_short(responses: Sequence[str], panels: Sequence[Sequence[str]], doublin
     other than itself (at least three of them, their median at least LONG_FORM words), else 0.0: an answer cut to a
     line where the others write pages."""
     out = np.zeros(len(responses), np.float32)
+    lengths: dict[str, float] = {}  # a bench's panels share their answers: each text measured once
+
+    def log_length(text: str) -> float:
+        if text not in lengths:
+            lengths[text] = float(np.log2(1 + length_units(text)))
+        return lengths[text]
+
     for n, (text, panel) in enumerate(zip(responses, panels, strict=True)):
-        others = [np.log2(1 + length_units(p)) for p in panel if p != text]
+        others = [log_length(p) for p in panel if p != text]
         median = float(np.median(others)) if len(others) >= 3 else 0.0
-        if median >= np.log2(1 + LONG_FORM) and np.log2(1 + length_units(text)) < median - doublings:
+        if median >= np.log2(1 + LONG_FORM) and log_length(text) < median - doublings:
             out[n] = 1.0
     return out
 

@@ -123,6 +123,7 @@ def generate(prompts: Sequence[tuple[int, str]], output: Path, settings: Generat
     report = Report()
     done = saved_answers(output)
     todo = [(i, text) for i, text in prompts if i not in done]
+    texts = dict(todo)
     report.already = len(prompts) - len(todo)
     key = os.environ.get(settings.api_key_env, "") if settings.api_key_env else ""
     client = OpenAI(base_url=settings.endpoint, api_key=key or "no-key", max_retries=0, timeout=settings.timeout)
@@ -140,9 +141,8 @@ def generate(prompts: Sequence[tuple[int, str]], output: Path, settings: Generat
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
                 idx = pending.pop(future)
-                text = dict(todo)[idx]
                 try:
-                    row = {"idx": idx, "instruction": text, **future.result(),
+                    row = {"idx": idx, "instruction": texts[idx], **future.result(),
                            "generator": settings.generator or settings.model}  # fmt: skip
                 except Exception as error:  # reported and left for a rerun; the key is never in the message
                     report.failed[idx] = _safe_message(error, key)
