@@ -176,10 +176,10 @@ def real_pairs(shared: Path, n: int, source: str = "hh_rlhf"):
     return pairs_from_file(str(shared / "preferences" / source / "pairs.jsonl"), n)
 
 
-def random_compositional_crm(root: Path, fits: int = 1, retuned_top: bool = False) -> Path:
+def random_compositional_crm(root: Path, fits: int = 1, retuned_top: bool = False, properties: int = 0) -> Path:
     """A compositional CRM folder under `root`: real MiniLM, heads with random weights (seeded) that exercise every
     term of the score; `fits` criteria fits, each with MiniLM's top layer plus noise as its re-tuned layer when
-    `retuned_top`."""
+    `retuned_top`; `properties`: fitted with only the first that many (a CRM older than the newest), 0 all."""
     import torch
     from crm_core.compositional.heads import member_prefix
     from crm_core.encoder import write_encoder
@@ -188,12 +188,17 @@ def random_compositional_crm(root: Path, fits: int = 1, retuned_top: bool = Fals
 
     encoder = write_encoder(root / "encoder-source", max_tokens=64)
     g = torch.Generator().manual_seed(0)
-    k, r = len(NAMES), 4
+    names = NAMES[: properties or len(NAMES)]
+    k, r = len(names), 4
 
     def rand(*shape, scale=0.3):
         return torch.randn(*shape, generator=g) * scale
 
-    params = {"spread": torch.ones(k), "refsim_weight": torch.tensor([1.5]),
+    # shares and scores run to tens (lexical_variety ~90 on any short answer): a spread of their order, as a fit has
+    wide = {"first_person": 5.0, "second_person": 5.0, "reading_grade": 3.0, "sentence_length": 5.0, "dialogue": 10.0,
+            "lexical_variety": 10.0, "repetition": 5.0}  # fmt: skip
+    spread = torch.tensor([wide.get(name, 1.0) for name in names])
+    params = {"spread": spread, "refsim_weight": torch.tensor([1.5]),
               "quality.0.weight": rand(16, 384 * 2 + k), "quality.0.bias": rand(16),
               "quality.1.weight": rand(1, 16), "quality.1.bias": rand(1)}  # fmt: skip
     top = {}
@@ -206,4 +211,5 @@ def random_compositional_crm(root: Path, fits: int = 1, retuned_top: bool = Fals
                   "criteria.1.weight": rand(k + r, 32, scale=1.0), "criteria.1.bias": rand(k + r)}  # fmt: skip
         member |= {f"criteria_layers.5.{key}": v.float() + rand(*v.shape, scale=0.05) for key, v in top.items()}
         params |= {member_prefix(m) + key: v for key, v in member.items()}
-    return save_compositional(root / "crm", params, encoder, {"config": {"seed": 0}, "data_hash": "test"})
+    manifest = {"config": {"seed": 0}, "data_hash": "test", "properties": list(names)}
+    return save_compositional(root / "crm", params, encoder, manifest)

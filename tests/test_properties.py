@@ -1,7 +1,9 @@
 """crm_core.properties: each measured property on real-looking text, Unicode emoji and nested markdown."""
 
+import json
 import math
 
+import numpy as np
 import pytest
 from crm_core.properties import NAMES, PROPERTIES, as_dict, measure_many
 
@@ -100,3 +102,68 @@ def test_reading_grade_orders_simple_and_complex_prose():
 def test_measure_many_shape_and_empty_text():
     rows = measure_many(["", PLAIN])
     assert rows.shape == (2, len(NAMES)) and (rows[0] == 0).all()
+
+
+FINNISH = "Sensuuri on tiedon rajoittamista. Hallitus valvoo sitä, mitä kansalaiset voivat lukea ja kirjoittaa."
+CHINESE = "审查制度限制了人们获取信息的自由。政府控制着公民可以阅读和写作的内容，这引起了很多争议。"
+ENGLISH = "Censorship limits what people may read. The government controls what citizens can read and write."
+
+
+def test_language_of_the_answer_against_the_question():
+    from crm_core.properties import OTHER_LANGUAGE, language
+
+    assert (language(FINNISH), language(CHINESE), language(ENGLISH)) == ("fi", "zh", "en")
+    assert language("OK") is None  # too little text to tell: never counted as another language
+    queries = ["Kirjoita essee sensuurista Kiinassa.", "写一篇关于中国审查制度的文章。", "Write an essay on censorship."]
+    answers = [ENGLISH, CHINESE, FINNISH]
+    flags = measure_many(answers, queries)[:, OTHER_LANGUAGE]
+    assert flags.tolist() == [1.0, 0.0, 1.0]
+    assert not measure_many(answers)[:, OTHER_LANGUAGE].any()  # without the questions it is not guessed
+    assert measure_many(["OK"], queries[:1])[0, OTHER_LANGUAGE] == 0.0
+
+
+def test_nonanswer_flags_refusals_and_evasions_not_answers():
+    assert props("I'm sorry, but I can't help with that.")["nonanswer"] == 1.0
+    assert props("I can't write that essay, but I can offer a balanced overview of the debate instead.")[
+        "nonanswer"] == 1.0  # fmt: skip
+    assert props(ENGLISH)["nonanswer"] == 0.0
+
+
+def test_ai_prose_counts_stock_words_phrases_and_not_x_but_y():
+    human = "We walked to the shop and bought bread. It rained, so we ran home and ate it by the fire."
+    machine = ("It's not just a story, it's a testament to resilience. Elara whispered as the light flickered, "
+               "a rich tapestry of nuanced, multifaceted meaning.")  # fmt: skip
+    assert props(human)["ai_prose"] == 0.0
+    assert props(machine)["ai_prose"] > 4.0  # log(1 + hits per 1,000 words): several hits in ~25 words
+    # a rate: the same stock words in a ten times longer plain text weigh less
+    assert props(machine + (" " + human) * 10)["ai_prose"] < props(machine)["ai_prose"]
+
+
+def test_dialogue_share_variety_and_repetition():
+    story = 'She stopped. "Where were you all night?" she asked. “Out,” he said, and shut the door.'
+    assert props(story)["dialogue"] == pytest.approx(100 * 6 / 16)  # 6 of 16 words spoken
+    assert props(PLAIN)["dialogue"] == 0.0
+    varied = " ".join("ab" + chr(97 + i // 26) + chr(97 + i % 26) for i in range(120))  # 120 different words
+    assert props(varied)["lexical_variety"] > 90
+    same = "the cat sat on the mat and the cat sat on the mat " * 10
+    assert props(same)["lexical_variety"] < 20 and props(same)["repetition"] > 80
+    assert props(PLAIN)["repetition"] == 0.0
+
+
+def test_a_crm_fitted_before_a_property_existed_reads_only_its_own(tmp_path):
+    """Properties are only appended: heads fitted with the first 27 read those columns and score as before; a
+    crm.json whose property list is not a prefix of today's is refused, naming the field."""
+    from conftest import random_compositional_crm
+    from crm_core.loader import load_crm
+
+    older = load_crm(random_compositional_crm(tmp_path / "old", properties=27))
+    side = older.response_side(["Write about censorship."], [PLAIN + " Elara whispered."])
+    assert side.z.shape == (1, 27) and np.isfinite(side.quality).all()
+    weights = older.criteria_side(["Keep it brief."], []).weights
+    assert weights.shape == (27,)
+    folder = random_compositional_crm(tmp_path / "bad", properties=27)
+    spec = json.loads((folder / "crm.json").read_text())
+    spec["extra"]["properties"][0] = "length"
+    (folder / "crm.json").write_text(json.dumps(spec))
+    with pytest.raises(ValueError, match="extra.properties"):
+        load_crm(folder)

@@ -35,16 +35,29 @@ same for every property: one unit of score per typical difference.
 | sentence_length | mean words per sentence, clipped to 60 | words |
 | summary | a closing summary ("In summary", "In conclusion", "Overall,", "To sum up") | 0 / 1 |
 | greeting | an eager opener ("Sure!", "Certainly!", "Great question", "Absolutely") | 0 / 1 |
+| nonanswer | refuses, deflects or lectures in its first two sentences (crm_core.nonanswer) | 0 / 1 |
+| other_language | in a language other than the question's (py3langid, BSD-3-Clause, model in the package) | 0 / 1 |
+| ai_prose | stock words of 2025's model prose (ai_prose_words.txt), constructions ("not X, but Y") | log(1 + per 1k) |
+| dialogue | share of the prose's words inside quotation marks: characters speaking | share x 100 |
+| lexical_variety | distinct words per 50-word window (moving-average type-token ratio) | share x 100 |
+| repetition | share of the answer's word 4-grams that repeat an earlier one | share x 100 |
+
+`other_language` needs the question: `measure_many(texts, queries)` fills it (0 without queries). A CRM records the
+properties it was fitted with (crm.json `properties`); one fitted before a property existed reads only its own.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+
+from crm_core.nonanswer import why_nonanswer
 
 FENCE = re.compile(r"^\s*(```|~~~)", re.MULTILINE)
 INDENTED_CODE = re.compile(r"(?:^(?: {4}|\t)\S.*\n?){2,}", re.MULTILINE)
@@ -68,6 +81,7 @@ SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
 WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d+(?:[.,]\d+)*")
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%?")
 VOWEL_GROUPS = re.compile(r"[aeiouy]+")
+CJK = re.compile(r"[\u3400-\u9fff]")
 QUOTE = re.compile(r"\"[^\"\n]{3,}\"|“[^”\n]{3,}”|^\s*>\s?\S", re.MULTILINE)
 
 
@@ -162,6 +176,78 @@ def _share(words: list[str], vocabulary: set[str]) -> float:
     return 100.0 * sum(w.lower().replace("’", "'") in vocabulary for w in words) / max(1, len(words))
 
 
+def _read_word_list() -> frozenset[str]:
+    path = Path(__file__).with_name("ai_prose_words.txt")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return frozenset(line.split("\t", 1)[0] for line in lines if line and not line.startswith("#"))
+
+
+AI_WORDS = _read_word_list()
+AI_PHRASES = _phrases(
+    r"(?:a|is a|stands as a|serves as a) testament to", r"tapestry", r"delv(?:e|es|ing) into", r"in the realm of",
+    r"navigat(?:e|ing) the complexities", r"it'?s worth noting", r"a symphony of", r"ever-(?:evolving|changing)",
+    r"in today'?s (?:fast-paced|digital|rapidly)", r"let'?s dive", r"dive into", r"embark on", r"a dance of",
+    r"the weight of (?:it|the|his|her|their)", r"something (?:shifted|changed) (?:in|inside)",
+    r"(?:a|the) beacon of", r"plays a (?:crucial|pivotal|vital) role", r"a (?:stark|powerful) reminder",
+)  # fmt: skip
+NOT_BUT = re.compile(  # "not just X, but Y" / "It's not X — it's Y" / "not because X, but because Y"
+    r"\bnot (?:just|only|merely|simply|because|about)\b[^.!?\n]{1,60}?[,;:—–-]\s*(?:but|it'?s|it is|it was)\b"
+    r"|\b(?:it|this|that)(?:'s| is| was) not\b[^.!?\n]{1,40}?(?:[,;:]|—|–| - )\s*(?:it|this|that)(?:'s| is| was)\b",
+    re.IGNORECASE,
+)
+DIALOGUE = re.compile(r"\"([^\"\n]+)\"|“([^”\n]+)”|‘([^’\n]{8,})’|«([^»\n]+)»|「([^」\n]+)」")
+LANGUAGE_FOLD = {"wuu": "zh", "yue": "zh", "nn": "no", "nb": "no"}  # varieties py3langid tells apart: one language
+
+
+def ai_prose(p: Parsed) -> float:
+    """Stock words, phrases and "not X, but Y" constructions per 1,000 words, as log(1 + rate)."""
+    if not p.words:
+        return 0.0
+    hits = sum(w.lower().replace("’", "'") in AI_WORDS for w in p.words)
+    prose = p.prose.replace("’", "'")
+    hits += len(AI_PHRASES.findall(prose)) + len(NOT_BUT.findall(prose))
+    return _log(1000.0 * hits / max(len(p.words), 50))  # a 5-word answer with one hit is not at 200 per 1,000
+
+
+def dialogue(p: Parsed) -> float:
+    quoted = sum(len(WORD.findall(next(g for g in m.groups() if g))) for m in DIALOGUE.finditer(p.prose))
+    return 100.0 * min(quoted, len(p.words)) / max(1, len(p.words))
+
+
+def lexical_variety(p: Parsed, window: int = 50) -> float:
+    """Distinct words per `window` words, averaged over windows (the whole answer's type-token ratio falls with
+    length; this does not); an answer shorter than a window counts as it is."""
+    words = [w.lower() for w in p.words if w[0].isalpha()]
+    if len(words) <= window:
+        return 100.0 * len(set(words)) / len(words) if words else 0.0
+    step = max(1, (len(words) - window) // 40)  # at most ~40 windows: a 5,000-word answer costs what 400 do
+    ratios = [len(set(words[i : i + window])) / window for i in range(0, len(words) - window + 1, step)]
+    return 100.0 * float(np.mean(ratios))
+
+
+def repetition(p: Parsed) -> float:
+    words = [w.lower() for w in WORD.findall(p.text)]
+    grams = list(zip(words, words[1:], words[2:], words[3:], strict=False))
+    return 100.0 * (len(grams) - len(set(grams))) / len(grams) if grams else 0.0
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a bench's answers are asked about once per question they are compared on
+def language(text: str) -> str | None:
+    """The language of a text as an ISO 639-1 code (py3langid), None for a text with fewer than three letters'
+    worth of words; varieties of one language folded (LANGUAGE_FOLD)."""
+    if len(WORD.findall(text)) < 3 and len(CJK.findall(text)) < 6:
+        return None
+    import py3langid
+
+    code, _ = py3langid.classify(text[:20000])
+    return LANGUAGE_FOLD.get(code, code)
+
+
+def other_language(query: str, response: str) -> float:
+    asked, said = language(query), language(response)
+    return float(asked is not None and said is not None and asked != said)
+
+
 @dataclass(frozen=True)
 class Property:
     name: str
@@ -201,8 +287,15 @@ PROPERTIES: tuple[Property, ...] = (
              lambda p: min(60.0, len(p.words) / len(p.sentences)) if p.sentences else 0.0),
     Property("summary", "closing summary", lambda p: float(bool(SUMMARY.search(" ".join(p.sentences[-4:]))))),
     Property("greeting", "eager opener", lambda p: float(bool(p.sentences and GREETING.match(p.sentences[0])))),
+    Property("nonanswer", "refuses or evades", lambda p: float(why_nonanswer("", p.text) is not None)),
+    Property("other_language", "in another language than the question's", lambda p: 0.0),  # measure_many fills it
+    Property("ai_prose", "AI-sounding stock words and constructions", ai_prose),
+    Property("dialogue", "share of words in dialogue", dialogue),
+    Property("lexical_variety", "distinct words per 50", lexical_variety),
+    Property("repetition", "repeated word 4-grams", repetition),
 )  # fmt: skip
 NAMES: tuple[str, ...] = tuple(p.name for p in PROPERTIES)
+OTHER_LANGUAGE = NAMES.index("other_language")
 
 
 def measure(text: str) -> np.ndarray:
@@ -211,11 +304,24 @@ def measure(text: str) -> np.ndarray:
     return np.array([p.measure(parsed) for p in PROPERTIES], dtype=np.float64)
 
 
-def measure_many(texts: Sequence[str]) -> np.ndarray:
-    """(len(texts), len(PROPERTIES)) float32."""
+def measure_many(texts: Sequence[str], queries: Sequence[str] | None = None) -> np.ndarray:
+    """(len(texts), len(PROPERTIES)) float32; with `queries` (one per text) also `other_language`."""
     out = np.zeros((len(texts), len(PROPERTIES)), dtype=np.float32)
     for i, text in enumerate(texts):
         out[i] = measure(text)
+    if queries is not None:
+        out[:, OTHER_LANGUAGE] = other_languages(queries, texts)
+    return out
+
+
+def other_languages(queries: Sequence[str], texts: Sequence[str]) -> np.ndarray:
+    """`other_language` of each (query, text), each distinct query's language found once."""
+    asked = {q: language(q) for q in dict.fromkeys(queries)}
+    out = np.zeros(len(texts), np.float32)
+    for i, (query, text) in enumerate(zip(queries, texts, strict=True)):
+        if asked[query] is not None:
+            said = language(text)
+            out[i] = float(said is not None and said != asked[query])
     return out
 
 

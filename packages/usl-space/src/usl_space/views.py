@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from crm_core.properties import NAMES
+
 from usl_space.board import fewer_answers
 from usl_space.catalog import catalog
 from usl_space.engine import Engine, Leaderboard
@@ -136,11 +138,23 @@ def criteria_label(criteria: Sequence[str], dislikes: Sequence[str]) -> str:
     return as_text(f'"{first}"' + (f" and {len(typed) - 1} more" if len(typed) > 1 else ""))
 
 
-MEASURED = (
-    "length, lists, numbered steps, headings, bold, tables, code, emoji, links, questions back, apologies, "
-    "AI disclaimers, refusals, caveats, exclamations, I / you voice, numbers, quotes, reading level, "
-    "sentence length, summaries and openers"
-)
+PLAIN_NAMES = {  # each measured property as the status line names it (crm_core.properties, in its order)
+    "words": "length", "sentences": "sentences", "paragraphs": "paragraphs", "bullets": "lists",
+    "numbered": "numbered steps", "headings": "headings", "bold": "bold", "tables": "tables", "code_blocks": "code",
+    "inline_code": "inline code", "emoji": "emoji", "links": "links", "question_back": "questions back",
+    "questions": "questions", "apology": "apologies", "ai_disclaimer": "AI disclaimers", "refusal": "refusals",
+    "caveats": "caveats", "exclamations": "exclamations", "first_person": "I voice", "second_person": "you voice",
+    "numbers": "numbers", "quotes": "quotes", "reading_grade": "reading level", "sentence_length": "sentence length",
+    "summary": "summaries", "greeting": "openers", "nonanswer": "refusing or evading",
+    "other_language": "answering in another language than the question's", "ai_prose": "AI-sounding prose",
+    "dialogue": "dialogue", "lexical_variety": "word variety", "repetition": "repetition",
+}  # fmt: skip
+
+
+def measured(count: int) -> str:
+    """What a CRM fitted with the first `count` properties measures, in words."""
+    names = [PLAIN_NAMES.get(name, name) for name in NAMES[:count]]
+    return ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def reading(engine: Engine, criteria: list[str], dislikes: list[str]) -> str:
@@ -162,9 +176,10 @@ def reading(engine: Engine, criteria: list[str], dislikes: list[str]) -> str:
             ignored.append(sentence)  # no weight of 0.25 or more, no voice
         elif soft.explain() and engine.compositional.unsure(soft):
             weak.append((sentence, soft.explain(top=3)))
+    what = measured(len(engine.compositional.heads.spread))
     for sentence in ignored:
         text += (f"\n\nI could not read “{as_text(clipped(sentence))}” as anything I measure, so the board "
-                 f"below (nearly) ignores it. I measure {MEASURED}; tone and domain count through the answers' "
+                 f"below (nearly) ignores it. I measure {what}; tone and domain count through the answers' "
                  "voice.")  # fmt: skip
     for sentence, guessed in weak:
         guess = " · ".join(f"{name} {weight:+.1f}" for name, weight in guessed)

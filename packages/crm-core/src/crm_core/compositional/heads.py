@@ -127,8 +127,9 @@ class CompositionalHeads:
         """`refsim`, `lexsim`, `rel_length`: the reference-guided signals (0 where a response has no reference);
         each weighs in with the heads' weight for it (`reference_weights` replaces those). `quality_vecs`: (query,
         response) vectors of the encoder tuned for quality, which the quality term reads instead of the frozen
-        ones (heads with `quality_layers.*`; the voice always reads the frozen response vectors)."""
-        z = (phi / self.spread).astype(np.float32)
+        ones (heads with `quality_layers.*`; the voice always reads the frozen response vectors). `phi` may hold
+        properties added after these heads were fitted: they read the first K (properties are only ever appended)."""
+        z = (phi[:, : len(self.spread)] / self.spread).astype(np.float32)
         q_vec, r_vec = quality_vecs if quality_vecs is not None else (query_vec, response_vec)
         quality = mlp(self.params, "quality", quality_input(q_vec, r_vec, z))[:, 0]
         for signal, name in ((refsim, "refsim_weight"), (lexsim, "lexsim_weight"), (rel_length, "length_weight")):

@@ -58,7 +58,7 @@ from crm_core.compositional.reference import (
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder
 from crm_core.nonanswer import VERSION as NONANSWER_VERSION
 from crm_core.nonanswer import cut_short, nonanswers
-from crm_core.properties import measure_many
+from crm_core.properties import NAMES, measure_many
 from crm_core.spec import CRMSpec, Pair, PairScores
 
 HEADS_FILE = "heads.safetensors"
@@ -173,6 +173,10 @@ class CompositionalScorer:
         heads_bytes = (self.folder / HEADS_FILE).read_bytes()  # read once: the weights and the digest below
         params = load(heads_bytes)
         serving = serving_settings(self.spec.extra, self.folder)
+        fitted_with = self.spec.extra.get("properties", list(NAMES[: len(params["spread"])]))
+        if list(fitted_with) != list(NAMES[: len(fitted_with)]) or len(fitted_with) != len(params["spread"]):
+            raise ValueError(f"{self.folder / 'crm.json'}: extra.properties: expected the first "
+                             f"{len(params['spread'])} of {list(NAMES)}, got {fitted_with!r}")  # fmt: skip
         self.heads = CompositionalHeads(
             params,
             serving["weight_threshold"],
@@ -336,8 +340,9 @@ class CompositionalScorer:
         if reference_scale != 1.0:
             signals = (refsim, lexsim, rel_length)
             refsim, lexsim, rel_length = (None if s is None else reference_scale * s for s in signals)
-        side = self.heads.response_side(qvec[[where[q] for q in queries]], rvec, measure_many(responses), refsim,
-                                        lexsim, rel_length, quality_vecs)  # fmt: skip
+        phi = measure_many(responses, queries)
+        side = self.heads.response_side(qvec[[where[q] for q in queries]], rvec, phi, refsim, lexsim, rel_length,
+                                        quality_vecs)  # fmt: skip
         if self.nonanswer_penalty:
             flags = nonanswers(queries, responses)
             if panels is not None and self.cut_short_doublings > 0:  # the others' answers known: one cut to a line

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from crm_core.encoder import EmbeddingStore
-from crm_core.properties import measure
+from crm_core.properties import NAMES, OTHER_LANGUAGE, measure, other_languages
 from tqdm.auto import tqdm
 
 
@@ -21,11 +21,17 @@ class Features:
     def embed(self, texts: list[str], progress: bool = False) -> np.ndarray:
         return self.store.get(texts, progress=progress)
 
-    def phi(self, texts: list[str], progress: bool = False) -> np.ndarray:
+    def phi(self, texts: list[str], progress: bool = False, queries: list[str] | None = None) -> np.ndarray:
+        """Properties of each text; with `queries` (one per text) also those that depend on the question."""
         todo = [t for t in dict.fromkeys(texts) if t not in self._phi]
         for text in tqdm(todo, desc="properties", unit="text", disable=not progress or len(todo) < 1000):
             self._phi[text] = measure(text)
-        return np.stack([self._phi[t] for t in texts]).astype(np.float32) if texts else np.zeros((0, 27), np.float32)
+        if not texts:
+            return np.zeros((0, len(NAMES)), np.float32)
+        out = np.stack([self._phi[t] for t in texts]).astype(np.float32)
+        if queries is not None:
+            out[:, OTHER_LANGUAGE] = other_languages(queries, texts)
+        return out
 
 
 @dataclass
@@ -64,4 +70,4 @@ def make_groups(groups: list[tuple[str, dict[str, str]]], features: Features, pr
     group = np.array(owner, dtype=np.int64)
     qvec = features.embed(prompts, progress)
     return Groups(prompts, names, texts, group, qvec[group], features.embed(texts, progress),
-                  features.phi(texts, progress))  # fmt: skip
+                  features.phi(texts, progress, [prompts[g] for g in owner]))  # fmt: skip

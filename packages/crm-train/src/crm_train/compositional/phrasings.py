@@ -42,6 +42,8 @@ DEVELOPMENT_LIKE, DEVELOPMENT_DISLIKE = _DEVELOPMENT["like"], _DEVELOPMENT["disl
 SECOND_DEVELOPMENT_NOUNS = _nouns(_DEVELOPMENT["second_nouns"])
 SECOND_DEVELOPMENT_LIKE, SECOND_DEVELOPMENT_DISLIKE = _DEVELOPMENT["second_like"], _DEVELOPMENT["second_dislike"]
 UNIT_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["unit_sentences"])
+NEGATION_DEVELOPMENT_SENTENCES = {prop: (lists.get("more", []), lists.get("less", []))
+                                  for prop, lists in _DEVELOPMENT["negation_sentences"].items()}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -123,10 +125,19 @@ def second_development_bank() -> list[Phrasing]:
     return _bank(SECOND_DEVELOPMENT_NOUNS, SECOND_DEVELOPMENT_LIKE, SECOND_DEVELOPMENT_DISLIKE)
 
 
+def _sentences(table: Nouns) -> list[Phrasing]:
+    return [Phrasing(t, prop, sign) for prop, lists in table.items()
+            for sign, texts in zip((1, -1), lists, strict=True) for t in texts]  # fmt: skip
+
+
 def unit_development_sentences() -> list[Phrasing]:
     """Whole sentences asking for length in units of text ("Keep it to one paragraph."): a third development set."""
-    return [Phrasing(t, prop, sign) for prop, lists in UNIT_DEVELOPMENT_SENTENCES.items()
-            for sign, texts in zip((1, -1), lists, strict=True) for t in texts]  # fmt: skip
+    return _sentences(UNIT_DEVELOPMENT_SENTENCES)
+
+
+def negation_development_sentences() -> list[Phrasing]:
+    """Whole sentences whose negation or idiom carries the direction ("Don't drag it out."), for every property."""
+    return _sentences(NEGATION_DEVELOPMENT_SENTENCES)
 
 
 RUBRIC_FILE = "preferences/biggen_rubrics/instances.jsonl"

@@ -1,7 +1,8 @@
 """Where the compositional CRM's training and evaluation texts come from, with the data rules enforced here.
 
 - Property and voice groups: prompts with several real answers (MT-bench's 32 models and Arena-Hard's, the
-  human-preference sets' response pairs, DSP's five answers per query), split by prompt.
+  human-preference sets' response pairs, DSP's five answers per query, and the 2025 benches' development prompts:
+  speechmap's refusals and other-language answers, creative's stories), split by prompt.
 - Quality pairs: human votes (Auto-J, HH-RLHF, WebGPT; their train split) and, under the allowance of the
   "general quality" issue, AlpacaEval's GPT-4-turbo annotations, only for models NOT in default_models.txt and
   only for instructions in the training half (`alpaca_train_half`). PandaLM is never training data.
@@ -139,9 +140,39 @@ def dsp_groups(shared: Path) -> list[tuple[str, dict[str, str]]]:
     return [(row["query"], dict(row["responses"])) for row in data]
 
 
+DEVELOPMENT_BENCHES = ("usl/speechmap", "usl/creative")
+
+
+def development_prompt(source_id: str) -> bool:
+    """A 2025 bench's prompts that choices and training may use: half of them, by a hash of the prompt's source id;
+    the other half is kept for the checks (benchmarks/bench_boards.py --speechmap-half held-out)."""
+    return hashlib.sha256(source_id.encode()).digest()[0] % 2 == 0
+
+
+def bench_development_groups(shared: Path) -> list[tuple[str, dict[str, str]]]:
+    """(prompt, {model: answer}) over the development prompts of DEVELOPMENT_BENCHES (none where absent): answers
+    that refuse, evade, switch language or tell stories in dialogue, which the older sets barely hold."""
+    out = []
+    for name in DEVELOPMENT_BENCHES:
+        folder = shared / name
+        if not (folder / "model_outputs.jsonl.gz").is_file():
+            continue
+        with open(folder / "instructions.jsonl", encoding="utf-8") as handle:
+            rows = [json.loads(line) for line in handle if line.strip()]
+        kept = {r["idx"]: r["instruction"] for r in rows if development_prompt(str(r["source_id"]))}
+        answers: dict[int, dict[str, str]] = {}
+        with gzip.open(folder / "model_outputs.jsonl.gz", "rt", encoding="utf-8") as handle:
+            for line in handle:
+                row = json.loads(line)
+                if row["idx"] in kept:
+                    answers.setdefault(row["idx"], {})[f"{name}:{row['model']}"] = row["output"]
+        out += [(kept[idx], a) for idx, a in sorted(answers.items())]
+    return out
+
+
 def answer_groups(shared: Path) -> list[tuple[str, dict[str, str]]]:
     """Prompts with several real answers, for property pairs: MT-bench + Arena-Hard answers, the human sets'
-    response pairs (grouped by prompt) and DSP. No AlpacaEval instruction."""
+    response pairs (grouped by prompt), DSP and the 2025 benches' development prompts. No AlpacaEval instruction."""
     alpaca = {t.strip() for t in alpaca_instructions(shared).values()}
     groups: dict[str, dict[str, str]] = {p: dict(a) for p, a in answers_by_prompt(shared).items()}
     for pair in human_pairs(shared, "train") + human_pairs(shared, "validation") + human_pairs(shared, "test"):
@@ -150,5 +181,7 @@ def answer_groups(shared: Path) -> list[tuple[str, dict[str, str]]]:
         answers.setdefault(f"{pair.source}:{len(answers)}", pair.b)
     for query, answers in dsp_groups(shared):
         groups.setdefault(query, {}).update({f"dsp:{d}": t for d, t in answers.items()})
+    for query, answers in bench_development_groups(shared):
+        groups.setdefault(query, {}).update(answers)
     return sorted((p, {m: t for m, t in a.items() if t.strip()}) for p, a in groups.items()
                   if p.strip() not in alpaca and len(a) >= 2)  # fmt: skip

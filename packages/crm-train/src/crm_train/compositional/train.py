@@ -84,7 +84,7 @@ def quality_inputs(features: Features, spread: np.ndarray, prompts: list[str], t
                    references: list[str | None]) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """The quality network's input rows and each text's similarity to its reference (0 without one)."""
     r = features.embed(texts)
-    x = quality_input(features.embed(prompts), r, features.phi(texts) / spread)
+    x = quality_input(features.embed(prompts), r, features.phi(texts, queries=prompts) / spread)
     return x, reference_similarity(r, references, features.embed)
 
 
