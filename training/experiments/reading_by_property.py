@@ -18,6 +18,18 @@ from pathlib import Path
 
 import numpy as np
 
+# the failures issue 56 quoted (2026-11-26), each with the property and direction it asks for: a check only,
+# never in a bank (reported apart from the development banks, which choices may use)
+ISSUE_EXAMPLES = [("Spare no detail.", "words", 1), ("Not too wordy.", "words", -1),
+                  ("Nothing too long, please.", "words", -1), ("Skip the elaboration.", "words", -1),
+                  ("Lots of dialogue, please.", "dialogue", 1), ("I hate clichéd, AI-sounding prose.", "ai_prose", -1),
+                  ("Answer in the language I wrote in.", "other_language", -1),
+                  ("Do exactly what I ask. Don't refuse, deflect or lecture me.", "nonanswer", -1),
+                  ("I prefer models that decline to write political attacks.", "nonanswer", 1)]  # fmt: skip
+
+
+NEW_PROPERTIES = ("nonanswer", "other_language", "ai_prose", "dialogue", "lexical_variety", "repetition")
+
 
 def verdict(weights: np.ndarray, prop: int, sign: int) -> str:
     """right / other property / wrong direction / nothing, by the strongest weight (as read_right judges)."""
@@ -76,13 +88,17 @@ def main(argv: list[str] | None = None) -> int:
             args.output.write_text(json.dumps({"model": str(args.model), "training": results}, indent=1) + "\n")
         return 0
     banks = {"development": P.development_bank(), "second development": P.second_development_bank(),
-             "length in units": P.unit_development_sentences()}  # fmt: skip
+             "length in units": P.unit_development_sentences(),
+             "negation and idiom": P.negation_development_sentences(),
+             "the issue's examples": [P.Phrasing(*example) for example in ISSUE_EXAMPLES]}  # fmt: skip
     results: dict = {}
     for name, bank in banks.items():
         counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
         misread: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
         for p in bank:
             weights = scorer.criteria_side([p.text]).weights.reshape(-1)
+            if NAMES.index(p.prop) >= len(weights):  # a CRM fitted before the property existed cannot read it
+                weights = np.zeros(len(NAMES))
             said = verdict(weights, NAMES.index(p.prop), p.sign)
             counts[p.prop][said] += 1
             if said == "other property":
@@ -92,9 +108,12 @@ def main(argv: list[str] | None = None) -> int:
         words = results[name]["words"]
         rest = [c for prop, c in results[name].items() if prop != "words"]
         share = sum(c.get("right", 0) for c in rest) / max(sum(c["phrasings"] for c in rest), 1)
+        new = [c for prop, c in results[name].items() if prop in NEW_PROPERTIES]
         print(f"{name}: length wishes read right {words.get('right', 0)} of {words['phrasings']} "
               f"({json.dumps({k: v for k, v in words.items() if k not in ('phrasings', 'right')})})"
-              + (f"; the other properties {share:.3f}" if rest else ""))  # fmt: skip
+              + (f"; the other properties {share:.3f}" if rest else "")
+              + (f"; the six of 2026-11-27 {sum(c.get('right', 0) for c in new)} of "
+                 f"{sum(c['phrasings'] for c in new)}" if new else ""))  # fmt: skip
     if args.output:
         args.output.write_text(json.dumps({"model": str(args.model), "banks": results}, indent=1) + "\n")
     return 0

@@ -59,6 +59,8 @@ import numpy as np
 
 from crm_core.nonanswer import why_nonanswer
 
+VERSION = "2"  # bump when a measure changes: saved response sides that used it are then recomputed
+
 FENCE = re.compile(r"^\s*(```|~~~)", re.MULTILINE)
 INDENTED_CODE = re.compile(r"(?:^(?: {4}|\t)\S.*\n?){2,}", re.MULTILINE)
 BULLET = re.compile(r"^\s*[-*+•◦▪]\s+\S", re.MULTILINE)

@@ -59,6 +59,7 @@ from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder
 from crm_core.nonanswer import VERSION as NONANSWER_VERSION
 from crm_core.nonanswer import cut_short, nonanswers
 from crm_core.properties import NAMES, measure_many
+from crm_core.properties import VERSION as PROPERTIES_VERSION
 from crm_core.spec import CRMSpec, Pair, PairScores
 
 HEADS_FILE = "heads.safetensors"
@@ -260,13 +261,14 @@ class CompositionalScorer:
 
     @property
     def response_side_id(self) -> str:
-        """What a response's side depends on (heads, encoder, reference panel and IDF table, and the non-answer
-        penalty, which is part of quality), not the other serving settings: a saved bench table survives a change
-        of those. Read at each use, so a penalty changed after loading keys its own tables."""
+        """What a response's side depends on (heads, encoder, reference panel and IDF table, the properties' code
+        and the non-answer penalty, which is part of quality), not the other serving settings: a saved bench table
+        survives a change of those. Read at each use, so a penalty changed after loading keys its own tables."""
+        measured = f"{self._side_digest}-properties{PROPERTIES_VERSION}"
         if not self.nonanswer_penalty:
-            return self._side_digest
+            return measured
         cut = f"-cut{self.cut_short_doublings:g}" if self.cut_short_doublings > 0 else ""
-        return f"{self._side_digest}-nonanswer{self.nonanswer_penalty:g}v{NONANSWER_VERSION}{cut}"
+        return f"{measured}-nonanswer{self.nonanswer_penalty:g}v{NONANSWER_VERSION}{cut}"
 
     def _encode_one_criterion(self, text: str) -> np.ndarray:
         """(members, 384): the sentence as each criteria fit's encoder reads it."""
