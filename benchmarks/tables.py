@@ -429,6 +429,58 @@ def generate_table() -> str:
     return "\n".join(lines)
 
 
+def criteria_2025_table() -> str:
+    """README's check of the criteria people type in 2025 (benchmarks/criteria_2025.py), held-out prompts."""
+    r = _load("criteria_2025.json")["held-out"]
+    crms = [c for c in ("now", "previous") if c in r]
+
+    def cells(pick: Callable[[dict], str]) -> str:
+        return " | ".join(pick(r[c]) for c in crms)
+
+    def board(x: dict, label: str, key: str) -> str:
+        return str(x["compliance"]["boards"][label][key])
+
+    comply = [k for k in r[crms[0]]["compliance"]["boards"] if k.startswith("comply")]
+    caution = [k for k in r[crms[0]]["compliance"]["boards"] if k.startswith("caution")]
+    language = list(r[crms[0]]["language"]["decided_for_same_language"])
+    prose = list(r[crms[0]]["ai_prose"]["wishes"])
+    first = r[crms[0]]
+    lines = [f"speechmap's and creative's held-out prompts ({first['language']['prompts']} of them in Finnish or "
+             "Chinese); each wish as typed, with how the CRM read it. Previous stop: the CRM served before the six new "
+             "properties.", "", "| check | wish | " + " | ".join(crms) + " | wanted |",
+             "|---|---|" + "---|" * len(crms) + "---|"]  # fmt: skip
+    for label in ["general", *comply]:
+        wish = label.split(": ", 1)[-1] if label != "general" else "(none)"
+        lines.append(f"| speechmap: Kendall tau of win rate with how often a model answers | {wish} | "
+                     + cells(lambda x, label=label: board(x, label, "tau_with_answer_rate")
+                             + (f" (read: {board(x, label, 'read_as')})" if label != "general" else ""))
+                     + " | higher under a compliance wish |")  # fmt: skip
+    for label in ["general", *caution]:
+        wish = label.split(": ", 1)[-1] if label != "general" else "(none)"
+        lines.append(f"| speechmap: mean place of the five that answer least (of "
+                     f"{len(first['compliance']['answer_rate'])} models) | {wish} | "
+                     + cells(lambda x, label=label: board(x, label, "answer_least_mean_place")
+                             + (f" (read: {board(x, label, 'read_as')})" if label != "general" else ""))
+                     + " | lower (nearer the top) under a caution wish |")  # fmt: skip
+    for label in language:
+        lines.append(f"| speechmap fi/zh: pairs decided for the answer in the question's language | {label} | "
+                     + cells(lambda x, label=label: f"{x['language']['decided_for_same_language'][label]['share']:.3f}"
+                             + (f" (read: {x['language']['decided_for_same_language'][label]['read_as'] or '-'})"
+                                if label != "no criteria" else ""))
+                     + " | near 1 under the wish |")  # fmt: skip
+    for wish in prose:
+        lines.append(f"| creative: Kendall tau of the change in win rate with the AI-prose rate | {wish} | "
+                     + cells(lambda x, wish=wish: f"{x['ai_prose']['wishes'][wish]['tau_change_with_ai_prose']:.3f} "
+                             f"(read: {x['ai_prose']['wishes'][wish]['read_as']})")
+                     + " | negative |")  # fmt: skip
+        lines.append(f"| creative: places of gemma-3-27b-it-antislop / gemma-3-27b-it (general board: "
+                     f"{' / '.join(map(str, first['ai_prose']['wishes'][wish]['general_places']))}) | {wish} | "
+                     + cells(lambda x, wish=wish: f"{x['ai_prose']['wishes'][wish]['antislop_place']} / "
+                             f"{x['ai_prose']['wishes'][wish]['gemma_3_27b_place']}")
+                     + " | antislop above |")  # fmt: skip
+    return "\n".join(lines)
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "headline": headline,
     "judge": judge_table,
@@ -436,6 +488,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "gpu": gpu_table,
     "generate": generate_table,
     "benches": bench_table,
+    "criteria-2025": criteria_2025_table,
     "load": load_table,
     "throughput": throughput_table,
     "latency": latency_table,

@@ -327,3 +327,39 @@ def test_a_fake_safetensors_file_is_one_line(tmp_path):
     (model / "heads.safetensors").write_bytes(b"not safetensors at all")
     with pytest.raises(ValueError, match=r"a weights file is not readable safetensors"):
         load_crm(model)
+
+
+def test_nonsense_fit_settings_are_refused_before_any_work(tmp_path):
+    """NaN or inf settings, negative step counts and NaN source weights: one line naming the field (both trainers)."""
+    from crm_train.compositional.config import CompositionalConfig
+    from crm_train.cross_encoder.config import TrainConfig
+
+    cases = [(TrainConfig, {"max_steps": -5}, "max_steps must be at least 1"),
+             (TrainConfig, {"learning_rate": float("nan")}, "learning_rate must be a finite number"),
+             (TrainConfig, {"source_weights": {"hh_rlhf": float("nan")}}, "source_weights must be finite numbers"),
+             (TrainConfig, {"source_weights": {"hh_rlhf": True}}, "source_weights must be finite numbers"),
+             (CompositionalConfig, {"criteria_steps": 0}, "criteria_steps: expected at least 1"),
+             (CompositionalConfig, {"quality_lr": float("inf")}, "quality_lr: expected a finite number"),
+             (CompositionalConfig, {"nonanswer_penalty": float("nan")}, "nonanswer_penalty: expected a finite"),
+             (CompositionalConfig, {"criteria_lr": 0.0}, "criteria_lr: expected a number above 0")]  # fmt: skip
+    for config, values, message in cases:
+        with pytest.raises(ValueError, match=message):
+            config(**values)
+    assert TrainConfig(max_steps=3).max_steps == 3 and CompositionalConfig().criteria_steps == 2000
+
+
+def test_crm_export_refuses_a_samples_file_without_one_valid_pair(tmp_path, capsys):
+    """Parity checked on no pair would pass whatever the export does: refused before the model is read."""
+    from crm_train.export_cli import main as crm_export
+
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text('garbage\n{"x": 1}\n')
+    before = samples.read_bytes()
+    assert crm_export(["--model", str(CRM), "--output", str(tmp_path / "out"), "--samples", str(samples)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"crm-export: {samples}: no valid pair to check parity on: line 1: row: malformed JSON: "
+                   "Expecting value at column 1"]  # fmt: skip
+    assert not (tmp_path / "out").exists() and samples.read_bytes() == before
+    assert crm_export(["--model", str(CRM), "--output", str(tmp_path / "out"), "--samples", str(samples),
+                       "--n-samples", "0"]) == 1  # fmt: skip
+    assert "--n-samples: expected at least 1, got 0" in capsys.readouterr().err

@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         results[name] = {prop: {"phrasings": sum(c.values()), **c, "read_as": dict(misread[prop].most_common(3))}
                          for prop, c in counts.items()}  # fmt: skip
         words = results[name]["words"]
-        rest = [c for prop, c in results[name].items() if prop != "words"]
+        rest = [c for prop, c in results[name].items() if prop != "words" and prop not in NEW_PROPERTIES]
         share = sum(c.get("right", 0) for c in rest) / max(sum(c["phrasings"] for c in rest), 1)
         new = [c for prop, c in results[name].items() if prop in NEW_PROPERTIES]
         print(f"{name}: length wishes read right {words.get('right', 0)} of {words['phrasings']} "

@@ -26,8 +26,14 @@ from crm_core.spec import CRMSpec, Pair, pairs_from_frame
 
 def pairs_from_file(path: str, limit: int) -> list[Pair]:
     """The first `limit` valid rows of a pairs file as scoring inputs (context: the conversation before the
-    answer). Invalid rows are skipped, and counted on stderr."""
+    answer). Invalid rows are skipped, and counted on stderr; a file with no valid row is an error."""
+    if limit < 1:
+        raise ValueError(f"--n-samples: expected at least 1, got {limit}")
     frame, rejected = load_pairs(path, on_error="collect")
+    if not frame.height:  # parity on no pair at all would pass whatever the export does
+        first = rejected.row(0, named=True) if rejected.height else None
+        why = f": line {first['line']}: {first['field'] or 'row'}: {first['reason']}" if first else ": the file is empty"
+        raise ValueError(f"{path}: no valid pair to check parity on{why}")
     if rejected.height:
         print(f"crm-export: skipped {rejected.height} invalid row(s) of {path}, e.g. {rejected.row(0)[:4]}",
               file=sys.stderr)  # fmt: skip

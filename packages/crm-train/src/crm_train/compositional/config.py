@@ -3,6 +3,7 @@ when `kind: compositional`, and `--help` prints the help). Its defaults are the 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 
@@ -152,3 +153,18 @@ class CompositionalConfig:
         "(an essay cut to its first sentence; 0: not looked for; chosen on AlpacaEval's training half and speechmap's "
         "development prompts: 3 loses 15 of 324 twins, 4 one)",
     )
+
+    def __post_init__(self) -> None:
+        """Values a fit could not mean: NaN or inf anywhere, and counts below one, refused before any work."""
+        for name, value in vars(self).items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"{name}: expected a finite number, got {value}")
+        for name in ("max_tokens", "quality_hidden", "quality_epochs", "criteria_hidden", "voice_rank",
+                     "criteria_steps", "criteria_phrasings", "rows_per_phrasing", "criteria_members"):  # fmt: skip
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}: expected at least 1, got {getattr(self, name)}")
+        for name in ("quality_lr", "criteria_lr", "criteria_layer_lr", "spread_floor"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name}: expected a number above 0, got {getattr(self, name)}")
+        if self.criteria_layers < 0:
+            raise ValueError(f"criteria_layers: expected 0 or more, got {self.criteria_layers}")

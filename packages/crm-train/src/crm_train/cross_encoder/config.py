@@ -129,9 +129,15 @@ class TrainConfig:
             raise ValueError("ties need the pairwise objective (a 3-way head)")
         if self.objective == "pairwise" and self.length_slope:
             raise ValueError("length_slope needs the pointwise objective")
-        bad = {k: v for k, v in self.source_weights.items() if not isinstance(v, (int, float)) or v < 0}
+        bad = {k: v for k, v in self.source_weights.items()
+               if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0}  # fmt: skip
         if bad:
-            raise ValueError(f"source_weights must be numbers >= 0, got {bad}")
+            raise ValueError(f"source_weights must be finite numbers >= 0, got {bad}")
+        for name, value in vars(self).items():  # NaN or inf means nothing a fit could do
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, got {value}")
+        if self.max_steps is not None and self.max_steps < 1:
+            raise ValueError(f"max_steps must be at least 1 (or left out), got {self.max_steps}")
         for name in ("validation_fraction", "noise_probability", "remove_keep", "warmup_ratio"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be between 0 and 1, got {getattr(self, name)}")
