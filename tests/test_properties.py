@@ -114,7 +114,7 @@ def test_language_of_the_answer_against_the_question():
 
     assert (language(FINNISH), language(CHINESE), language(ENGLISH)) == ("fi", "zh", "en")
     assert language("OK") is None  # too little text to tell: never counted as another language
-    queries = ["Kirjoita essee sensuurista Kiinassa.", "写一篇关于中国审查制度的文章。", "Write an essay on censorship."]
+    queries = ["Kirjoita essee sensuurista Kiinassa.", "写一篇关于中国审查制度的文章。", "Write about censorship."]
     answers = [ENGLISH, CHINESE, FINNISH]
     flags = measure_many(answers, queries)[:, OTHER_LANGUAGE]
     assert flags.tolist() == [1.0, 0.0, 1.0]
@@ -165,5 +165,5 @@ def test_a_crm_fitted_before_a_property_existed_reads_only_its_own(tmp_path):
     spec = json.loads((folder / "crm.json").read_text())
     spec["extra"]["properties"][0] = "length"
     (folder / "crm.json").write_text(json.dumps(spec))
-    with pytest.raises(ValueError, match="extra.properties"):
+    with pytest.raises(ValueError, match=r"extra\.properties"):
         load_crm(folder)

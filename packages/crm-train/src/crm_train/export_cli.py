@@ -32,7 +32,7 @@ def pairs_from_file(path: str, limit: int) -> list[Pair]:
     frame, rejected = load_pairs(path, on_error="collect")
     if not frame.height:  # parity on no pair at all would pass whatever the export does
         first = rejected.row(0, named=True) if rejected.height else None
-        why = f": line {first['line']}: {first['field'] or 'row'}: {first['reason']}" if first else ": the file is empty"
+        why = f": line {first['line']}: {first['field'] or 'row'}: {first['reason']}" if first else ": it is empty"
         raise ValueError(f"{path}: no valid pair to check parity on{why}")
     if rejected.height:
         print(f"crm-export: skipped {rejected.height} invalid row(s) of {path}, e.g. {rejected.row(0)[:4]}",
