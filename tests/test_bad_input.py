@@ -301,6 +301,10 @@ def test_a_pickle_only_checkpoint_is_refused_by_every_loader_with_one_line(tmp_p
     (model / "pytorch_model.bin").write_bytes(b"\x80\x04pickle")
     with pytest.raises(ValueError, match=r"its only weights are pickled \(pytorch_model\.bin\)"):
         load_crm(model)
+    (model / "pytorch_model.bin").unlink()
+    (model / "heads.safetensors").symlink_to("/dev/zero")  # read whole, it would never end
+    with pytest.raises(ValueError, match=r"heads\.safetensors: not a regular file \(a link to /dev/zero\)"):
+        load_crm(model)
 
 
 def test_usl_rank_refuses_bad_criteria_and_id_files_before_loading_the_bench_and_the_crm(tmp_path, capsys):

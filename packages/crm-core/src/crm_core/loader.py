@@ -43,7 +43,12 @@ PICKLED = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
 
 def refuse_pickled_only(folder: Path) -> None:
     """ValueError when a checkpoint's only weights are pickles (.bin, .pt, ...): unpickling can run any code, so USL
-    loads safetensors and ONNX only; one line for every command that loads a CRM."""
+    loads safetensors and ONNX only; or when it holds something other than files and folders (a device, a pipe);
+    one line for every command that loads a CRM."""
+    for path in folder.rglob("*"):  # a link to /dev/zero or a pipe would be read without end
+        if path.exists() and not (path.is_file() or path.is_dir()):
+            target = f" (a link to {path.resolve()})" if path.is_symlink() else ""
+            raise ValueError(f"{path}: not a regular file{target}; a checkpoint holds regular files only")
     files = [p for p in folder.rglob("*") if p.is_file()]
     if any(p.suffix in (".safetensors", ".onnx") for p in files):
         return
