@@ -118,16 +118,18 @@ def test_usl_data_build_and_usl_rank_name_bad_bench_rows_and_skip_them_only_when
         lines = handle.read().splitlines()
     lines[2] = json.dumps({**json.loads(lines[2]), "output": 5})  # line 3: a number where text belongs
     lines[4] = lines[4][:-3]  # line 5: cut short
+    lines[5] = json.dumps({**json.loads(lines[5]), "output": "x" * 200_001})  # line 6: no answer is that long
     with gzip.open(path, "wt", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
     build = ["build", "--from", str(combined_dir), "--output", str(tmp_path / "bench"), "--baseline", "base"]
     assert usl_data(build) == 2
     err = capsys.readouterr().err
     assert f"{path}:3: output: expected str, got int" in err and f"{path}:5: malformed JSON" in err
+    assert f"{path}:6: output: expected at most 200,000 characters (a judge reads far less), got 200,001" in err
     assert not (tmp_path / "bench").exists()  # nothing half-written
     assert usl_data([*build, "--skip-invalid"]) == 0
     err = capsys.readouterr().err
-    assert f"usl-data build: {path}:3: output: expected str, got int" in err and "skipped 2 invalid row(s)" in err
+    assert f"usl-data build: {path}:3: output: expected str, got int" in err and "skipped 3 invalid row(s)" in err
     assert (tmp_path / "bench" / "manifest.json").is_file()
     rank = ["--data", str(combined_dir), "--baseline", "base", "--criteria", "", "--model", str(CRM),
             "--cache", str(tmp_path / "scores.sqlite"), "--quiet", "--bootstrap", "100"]  # fmt: skip
@@ -135,7 +137,7 @@ def test_usl_data_build_and_usl_rank_name_bad_bench_rows_and_skip_them_only_when
     assert f"{path}:3: output: expected str, got int" in capsys.readouterr().err
     assert usl_rank([*rank, "--skip-invalid"]) == 0
     out = capsys.readouterr()
-    assert "usl-rank: skipped 2 invalid row(s)" in out.err and json.loads(out.out)["models_ranked"] >= 2
+    assert "usl-rank: skipped 3 invalid row(s)" in out.err and json.loads(out.out)["models_ranked"] >= 2
 
 
 HOSTILE = ["$\\undefinedcmd{x}$", "<b>bold</b>", "<script>alert(1)</script>", "**strong** _x_ [l](http://e)"]

@@ -28,6 +28,7 @@ from crm_core.data.lines import invalid_rows, skipping, text_lines
 ALPACA_EVAL_BASELINE = "gpt4_1106_preview"
 MT_BENCH_BASELINE = "gpt-4"
 MAX_PROBLEMS = 50
+MAX_TEXT_CHARS = 200_000  # one instruction or answer (the longest in the shared benches: 65,477 characters)
 
 
 def _type_ok(value: Any, kind: type) -> bool:
@@ -44,6 +45,9 @@ def _check_fields(record: Any, fields: dict[str, type], file: str, line: int) ->
         elif not _type_ok(record[field], kind):
             got = "null" if record[field] is None else type(record[field]).__name__
             problems.append(Problem(file, line, field, f"expected {kind.__name__}, got {got}"))
+        elif isinstance(record[field], str) and len(record[field]) > MAX_TEXT_CHARS:
+            problems.append(Problem(file, line, field, f"expected at most {MAX_TEXT_CHARS:,} characters (a judge "
+                                    f"reads far less), got {len(record[field]):,}"))  # fmt: skip
     return problems
 
 
