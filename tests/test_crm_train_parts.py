@@ -288,6 +288,7 @@ def test_extra_silent_criteria_stay_apart_from_validation_and_rubrics_about_form
 
 
 def test_the_phrasing_banks_share_no_sentence_and_cover_every_steered_property():
+    from crm_core.properties import NAMES
     from crm_train.compositional import phrasings
 
     def texts(bank) -> set[str]:
@@ -308,6 +309,9 @@ def test_the_phrasing_banks_share_no_sentence_and_cover_every_steered_property()
     assert not second & (train | validation | development)
     units = texts(phrasings.unit_development_sentences())
     assert len(units) == 25 and not units & (train | validation | development | second)
+    negation = texts(phrasings.negation_development_sentences())
+    assert len(negation) >= 40 and not negation & (train | validation | development | second | units)
+    assert {p.prop for p in phrasings.negation_development_sentences()} == set(NAMES)  # every property
     by_prop = {p.prop: set() for p in phrasings.development_bank()}
     for p in phrasings.development_bank():
         by_prop[p.prop].add(p.sign)

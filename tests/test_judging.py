@@ -101,9 +101,15 @@ def test_brevity_is_forgiven_only_down_to_the_length_most_answers_have():
 
 def test_the_scorer_splits_soft_and_must_criteria(crm_folder):
     crm = load_crm(crm_folder)
+    from crm_core.compositional.scorer import FULL_WEIGHT
+
     soft, must = crm.criteria_sides(["I like lists. Never use emojis."], ["long answers"])
-    assert np.allclose(must.weights, crm.criteria_side(["Never use emojis."]).weights)
-    assert np.allclose(soft.weights, crm.criteria_side(["I like lists."], ["long answers"]).weights)
+    liked = crm.criteria_side(["I like lists."], ["long answers"]).weights
+    never = crm.criteria_side(["Never use emojis."]).weights
+    full = list(FULL_WEIGHT)  # a soft reading of these (compliance, caution, the asker's language) counts in full
+    assert np.all(soft.weights[full] == 0) and np.allclose(must.weights[full], never[full] + liked[full])
+    rest = [k for k in range(len(liked)) if k not in full]
+    assert np.allclose(soft.weights[rest], liked[rest]) and np.allclose(must.weights[rest], never[rest])
 
 
 def test_the_catalog_is_checked_and_lists_the_default_models():

@@ -128,6 +128,7 @@ def quality_encoder(folder: Path, params: dict[str, np.ndarray], threads: int | 
     return tuned
 
 
+FULL_WEIGHT = tuple(NAMES.index(name) for name in ("nonanswer", "other_language"))  # counted as musts are
 SERVING_DEFAULTS = {"weight_threshold": 0.0, "voice_threshold": 0.0, "form_gate_cut": 0.0, "weight_scale": 1.0,
                     "soft_strength": 0.0, "lift_from": 0.0, "lift_share": 0.0, "quality_gate": 0.0,
                     "gate_length_slope": 0.0, "gate_length_cap": 0.0, "gate_length_floor": 0.0,
@@ -283,9 +284,21 @@ class CompositionalScorer:
         return CriteriaSide(soft.weights + must.weights, soft.voice + must.voice)
 
     def criteria_sides(self, criteria: Sequence[str], dislikes: Sequence[str] = ()) -> tuple[CriteriaSide, ...]:
-        """(soft, must): the sentences that tune quality, and those the visitor made hard requirements (is_must)."""
+        """(soft, must): the sentences that tune quality, and those the visitor made hard requirements (is_must).
+        A soft sentence's weights on FULL_WEIGHT properties join the must side: a wish for compliance or caution, or
+        to be answered in one's own language, redefines what counts as an answer for this visitor, so the gate
+        that keeps a style wish from lifting a clearly worse answer does not fade it."""
         texts = split_criteria(criteria, dislikes)
-        return self._side([t for t in texts if not is_must(t)], True), self._side([t for t in texts if is_must(t)])
+        soft, must = (
+            self._side([t for t in texts if not is_must(t)], True),
+            self._side([t for t in texts if is_must(t)]),
+        )
+        full = [k for k in FULL_WEIGHT if k < len(soft.weights) and soft.weights[k]]
+        if full:  # whether an answer answers, and in the asker's language, is not a style quality may overrule
+            soft, must = CriteriaSide(soft.weights.copy(), soft.voice), CriteriaSide(must.weights.copy(), must.voice)
+            must.weights[full] += soft.weights[full]
+            soft.weights[full] = 0.0
+        return soft, must
 
     def unsure(self, soft: CriteriaSide) -> bool:
         """Whether the soft side of one sentence (`criteria_sides([sentence])[0]`; empty for a must sentence) is a
