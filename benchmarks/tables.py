@@ -128,8 +128,8 @@ def judge_table() -> str:
     shipped, earlier = _judge_column(r, now), _judge_column(before, previous)
     lines = [f"`{r['model']}` as served (ONNX Runtime int8); held-out prompts, validation phrasings never trained on; "
              f"judge report on the {now['queries']} evaluation-half queries, {now['default_models']} default models. "
-             "Previous stop: the same folder served as before this stop (no quality taken off refusals, evasions, "
-             "echoes and answers cut short: `nonanswer_penalty` 0).",
+             "Previous stop: the CRM shipped before this stop (27 properties; refitted now with six more, the 2025 "
+             "benches' development prompts among its property pairs).",
              "", "| measure | shipped CRM | previous stop | baseline or target |", "|---|---|---|---|"]  # fmt: skip
     lines += [f"| {a} | {b} | {c} | {t} |" for (a, t), b, c in zip(targets, shipped, earlier, strict=True)]
     return "\n".join(lines)
@@ -224,8 +224,8 @@ def bench_table() -> str:
     r = _load("bench_boards.json")
     lines = ["Five junk entries built from each bench (the prompt echoed, an answer to another prompt, the baseline's "
              "answer cut after its first sentence, one canned refusal, NullModel's text); wishes: \"Keep it brief.\" "
-             "and \"I like thorough, detailed answers.\"; AlpacaEval: its evaluation half. Previous stop: the same "
-             "folder without the non-answer penalty (refusals, evasions, echoes, answers cut short).", "",
+             "and \"I like thorough, detailed answers.\"; AlpacaEval: its evaluation half. Previous stop: the CRM "
+             "shipped before this stop (27 properties).", "",
              "| bench | CRM | junk below every real model | junk in the top third: brief / detailed | top-5 words: "
              "general / brief / detailed | tau vs MT-bench score | MT-bench < 5 in the top third: general / brief |",
              "|---|---|---|---|---|---|---|"]  # fmt: skip
