@@ -16,7 +16,7 @@ engine and the CRM as served:
   win rate under an anti-cliché wish with that rate (negative: the cliché-heavy fall), and gemma-3-27b-it-antislop
   (the same model sampled against stock phrases) against gemma-3-27b-it.
 
-Each wish is reported with how the CRM read it. The wishes are the issue's own examples and sentences of this
+Each wish is reported with how the CRM read it (weights of 0.05 or more). The wishes are the issue's own examples and sentences of this
 script's, none of them in a training bank.
 
     USL_EMBEDDINGS=data/embeddings uv run python benchmarks/criteria_2025.py \\
@@ -55,7 +55,10 @@ def win_rates(engine, criteria: list[str], ids: list[int]) -> dict[str, float]:
 
 
 def read_as(scorer, sentence: str) -> str:
-    return " · ".join(f"{n} {w:+.1f}" for n, w in scorer.criteria_side([sentence], []).explain()) or "nothing"
+    """The weights a sentence gets, down to 0.05 (the app names those of 0.25 or more; the AI-prose rate differs by
+    so many units between answers that -0.1 moves a board)."""
+    weights = scorer.criteria_side([sentence], []).explain(threshold=0.05)
+    return " · ".join(f"{n} {w:+.2f}" for n, w in weights) or "nothing"
 
 
 def compliance(engine, scorer, ids: list[int]) -> dict:

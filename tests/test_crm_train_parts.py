@@ -202,7 +202,7 @@ def test_source_weights_repeat_drop_and_sample_pairs_per_source(tmp_path):
     assert stats["repeated"] == 20 and stats["left_out"] == 10 + (400 - count["dsp"])
     copies = [[(e.criteria, e.label) for e in examples if e.pair_id == f"p{i}"] for i in range(10)]
     assert any(len({str(c) for c in pair_copies}) == 2 for pair_copies in copies)  # each copy draws its direction
-    with pytest.raises(ValueError, match="source_weights must be numbers >= 0"):
+    with pytest.raises(ValueError, match="source_weights must be finite numbers >= 0"):
         load_config(None, {"source_weights": "{dsp: -1}"})
 
 

@@ -183,7 +183,8 @@ def test_the_app_says_what_it_could_not_read_and_tables_the_baseline_without_a_c
     assert "I could not read “Answer in French.” as anything I measure" in text and "emoji -" in text
     assert "I dislike emojis" not in text.split("Read your criteria as:")[1].split("I could not")[1]
     unsure = reading(engine, ["A thorough, blow-by-blow treatment would be welcome.", "Keep it brief."], [])
-    assert "I am unsure what “A thorough, blow-by-blow treatment would be welcome.” asks for (I read refusal" in unsure
+    # a weak or spread reading (which property it guesses depends on the fit) is named as unsure
+    assert "I am unsure what “A thorough, blow-by-blow treatment would be welcome.” asks for (I read " in unsure
     assert "“Keep it brief.” asks" not in unsure and "words -" in unsure  # read surely: counts at the strength
     board = engine.rank([], bootstrap=100)
     base = next(r for r in table(board) if "(baseline)" in r[1])  # Rank, Model, Win rate, CI first

@@ -73,14 +73,9 @@ class CriteriaSide:
     voice: np.ndarray  # (R,)
 
     def explain(self, top: int = 5, threshold: float = 0.25) -> list[tuple[str, float]]:
-        """The largest property weights, e.g. [("emoji", -2.1), ("headings", 0.4)]; where none reaches `threshold`,
-        the strongest non-zero one all the same (a property whose answers differ by many units, the AI-prose rate,
-        moves a board at -0.1: saying "nothing" would hide what the board does)."""
+        """The largest property weights, e.g. [("emoji", -2.1), ("headings", 0.4)]."""
         order = np.argsort(-np.abs(self.weights))[:top]
-        shown = [(NAMES[k], round(float(self.weights[k]), 2)) for k in order if abs(self.weights[k]) >= threshold]
-        if not shown and len(order) and self.weights[order[0]] != 0:
-            shown = [(NAMES[order[0]], round(float(self.weights[order[0]]), 2))]
-        return shown
+        return [(NAMES[k], round(float(self.weights[k]), 2)) for k in order if abs(self.weights[k]) >= threshold]
 
 
 class CompositionalHeads:
