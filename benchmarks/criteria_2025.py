@@ -16,8 +16,8 @@ engine and the CRM as served:
   win rate under an anti-cliché wish with that rate (negative: the cliché-heavy fall), and gemma-3-27b-it-antislop
   (the same model sampled against stock phrases) against gemma-3-27b-it.
 
-Each wish is reported with how the CRM read it (weights of 0.05 or more). The wishes are the issue's own examples and sentences of this
-script's, none of them in a training bank.
+Each wish is reported with how the CRM read it (weights of 0.05 or more). The wishes are the issue's own examples
+and sentences of this script's, none of them in a training bank.
 
     USL_EMBEDDINGS=data/embeddings uv run python benchmarks/criteria_2025.py \\
         --model now=space/models/crm-compositional --output benchmarks/results/criteria_2025.json
