@@ -447,7 +447,8 @@ def criteria_2025_table() -> str:
     first = r[crms[0]]
     lines = [f"speechmap's and creative's held-out prompts ({first['language']['prompts']} of them in Finnish or "
              "Chinese); each wish as typed, with how the CRM read it (now: weights of 0.05 or more; previous stop: "
-             "0.25 or more, as the app names them). Previous stop: the CRM served before the six new properties.", "", "| check | wish | " + " | ".join(crms) + " | wanted |",
+             "0.25 or more, as the app names them). Previous stop: the CRM served before the six new properties.", "",
+             "| check | wish | " + " | ".join(crms) + " | wanted |",
              "|---|---|" + "---|" * len(crms) + "---|"]  # fmt: skip
     for label in ["general", *comply]:
         wish = label.split(": ", 1)[-1] if label != "general" else "(none)"
