@@ -160,14 +160,10 @@ def summary(crm: str, bench: str, r: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from emit import add_model_argument, emit, named_folders
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument(
-        "--model",
-        action="append",
-        required=True,
-        metavar="NAME=DIR",
-        help="a compositional CRM folder to judge, with the name the report gives it (repeatable)",
-    )
+    add_model_argument(parser)
     parser.add_argument("--shared", type=Path, default=REPO.parent / "shared/data", help="the shared data folder")
     parser.add_argument(
         "--bench", action="append", choices=sorted(BASELINES), help="benches to judge (repeatable; default: all four)"
@@ -198,7 +194,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)  # fmt: skip
-    from emit import emit, named_folders
     from usl_space.cache import ScoreCache
     from usl_space.loading import make_engine, open_scorer
 

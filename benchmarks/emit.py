@@ -13,6 +13,12 @@ def emit(result: dict, output: Path | None, drop: tuple[str, ...] = ()) -> None:
         output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 
 
+def add_model_argument(parser) -> None:
+    """The flag every board benchmark takes: `--model NAME=DIR`, repeatable (read back by named_folders)."""
+    what = "a compositional CRM folder to judge, with the name the report gives it (repeatable)"
+    parser.add_argument("--model", action="append", required=True, metavar="NAME=DIR", help=what)
+
+
 def named_folders(parser, specs: list[str]) -> list[tuple[str, str]]:
     """`--model NAME=DIR` values as (name, folder) pairs; anything else is the parser's error."""
     pairs = [spec.partition("=")[::2] for spec in specs]

@@ -160,15 +160,11 @@ def summary(name: str, r: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from emit import add_model_argument, emit, named_folders
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", required=True, help="an AlpacaEval folder like ../shared/data/usl/alpaca_eval")
-    parser.add_argument(
-        "--model",
-        action="append",
-        required=True,
-        metavar="NAME=DIR",
-        help="a compositional CRM folder to judge, with the name the report gives it (repeatable)",
-    )
+    add_model_argument(parser)
     parser.add_argument(
         "--half",
         choices=["evaluation", "training"],
@@ -208,7 +204,6 @@ def main(argv: list[str] | None = None) -> int:
     from crm_core.data.importers import read_instructions, read_models_file
     from crm_train.compositional.evaluate import published_lc
     from crm_train.compositional.sources import alpaca_train_half
-    from emit import emit, named_folders
     from usl_space.cache import ScoreCache
     from usl_space.catalog import default_models
     from usl_space.loading import make_engine, open_scorer
