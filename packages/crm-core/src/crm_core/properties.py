@@ -233,7 +233,7 @@ def repetition(p: Parsed) -> float:
     return 100.0 * (len(grams) - len(set(grams))) / len(grams) if grams else 0.0
 
 
-@functools.lru_cache(maxsize=1 << 16)  # a bench's answers are asked about once per question they are compared on
+@functools.lru_cache(maxsize=1024)  # questions recur (every answer to one is compared with it); answers rarely do
 def language(text: str) -> str | None:
     """The language of a text as an ISO 639-1 code (py3langid), None for a text with fewer than three letters'
     worth of words; varieties of one language folded (LANGUAGE_FOLD)."""
@@ -243,11 +243,6 @@ def language(text: str) -> str | None:
 
     code, _ = py3langid.classify(text[:20000])
     return LANGUAGE_FOLD.get(code, code)
-
-
-def other_language(query: str, response: str) -> float:
-    asked, said = language(query), language(response)
-    return float(asked is not None and said is not None and asked != said)
 
 
 @dataclass(frozen=True)
