@@ -12,8 +12,9 @@ subtitles, news, web text, Wikipedia). A word is listed when
 - the models use it at least MIN_RATE times per million words (a rare word adds nothing to a rate).
 
 Fiction uses some words more than general English does ("whispered"); the list keeps those that pass the ratio,
-as readers of 2025's model fiction meet them over and over. The list is written with each word's two rates, so
-a reader can see why it is there.
+as readers of 2025's model fiction meet them over and over. The list is written with the models' rate of each
+word and how many models pass the ratio; wordfreq's figures are read at build time and not stored (its data is
+CC BY-SA 4.0).
 
     uv run python training/experiments/ai_prose_words.py --output packages/crm-core/src/crm_core/ai_prose_words.txt
 """
@@ -83,9 +84,9 @@ def main() -> None:
             f"# built by training/experiments/ai_prose_words.py from {len(development)} creative prompts' "
             f"answers by {len(per_model)} models ({all_words:,} words) against wordfreq's English\n"
         )
-        handle.write("# word, models' rate per million words, human rate per million, models over the ratio\n")
-        for word, rate, human, models_over in listed:
-            handle.write(f"{word}\t{rate:.1f}\t{human:.2f}\t{models_over}\n")
+        handle.write(f"# word, models' rate per million words, models using it >= {RATIO:g}x as often as people do\n")
+        for word, rate, _, models_over in listed:
+            handle.write(f"{word}\t{rate:.1f}\t{models_over}\n")
     print(f"{len(listed)} words -> {args.output}")
 
 
