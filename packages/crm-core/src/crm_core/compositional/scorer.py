@@ -57,7 +57,7 @@ from crm_core.compositional.reference import (
 )
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder
 from crm_core.nonanswer import VERSION as NONANSWER_VERSION
-from crm_core.nonanswer import cut_short, nonanswers
+from crm_core.nonanswer import cut_short, echoes
 from crm_core.properties import NAMES, measure_many
 from crm_core.properties import VERSION as PROPERTIES_VERSION
 from crm_core.spec import CRMSpec, Pair, PairScores
@@ -359,7 +359,9 @@ class CompositionalScorer:
         side = self.heads.response_side(qvec[[where[q] for q in queries]], rvec, phi, refsim, lexsim, rel_length,
                                         quality_vecs)  # fmt: skip
         if self.nonanswer_penalty:
-            flags = nonanswers(queries, responses)
+            # the nonanswer property already holds the refusal and evasion test; only the echo needs the query
+            echoed = [echoes(q, r) for q, r in zip(queries, responses, strict=True)]
+            flags = np.maximum(phi[:, NAMES.index("nonanswer")], np.array(echoed, np.float32))
             if panels is not None and self.cut_short_doublings > 0:  # the others' answers known: one cut to a line
                 flags = np.maximum(flags, cut_short(responses, panels, self.cut_short_doublings))
             side.quality -= self.nonanswer_penalty * flags
