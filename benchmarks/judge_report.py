@@ -5,7 +5,8 @@ run through the app's own engine (instant path, the CRM as served), for one or m
   lets a better model beat the baseline), and Kendall tau between the orders of the other models with
   gpt4_1106_preview and with claude-3-opus-20240229 as the baseline;
 - twins: AlpacaEval's *_concise / *_verbose answers of one model; under every concise phrasing each concise twin
-  must rank above its verbose twin, under every detailed phrasing below it;
+  must rank above its verbose twin, under every detailed phrasing below it, and lead it by >= 10 points of win rate
+  (a wish must visibly move the board, not just reorder neighbours);
 - concise AND good: under each concise phrasing never trained on (phrasings.LENGTH_VALIDATION_PAIRS, and "Prefer
   short, concise answers."), the top five default models are all above the median published AlpacaEval 2.0 LC win
   rate of the default models and shorter on average than the general top five; detailed: longer; each pair's
@@ -42,6 +43,7 @@ TWINS = ("Mixtral-8x7B-Instruct-v0.1", "alpaca-7b", "claude-2.1", "gpt-3.5-turbo
 JUNK = "NullModel"
 OTHER_BASELINE = "claude-3-opus-20240229"
 NEWER_MODEL = "gpt-4o-2024-05-13"
+TWIN_GAP = 10.0  # points of win rate by which the asked twin should lead (issue 55)
 CONCISE_EXTRA = "Prefer short, concise answers."
 # length phrasings of our own for choices (development); the validation ones (phrasings.LENGTH_VALIDATION_PAIRS,
 # never trained on) only report
@@ -117,6 +119,9 @@ def judge(engine, ids: list[int], defaults: list[str], lc: dict[str, float], ori
             top = tops[text] = top5(rows)
             shorter = words(top) < words(general_top)
             twins = {t: rows[f"{t}_concise"]["rank"] < rows[f"{t}_verbose"]["rank"] for t in TWINS}
+            sign = 1 if kind == "concise" else -1  # the asked twin's lead over the other, in points of win rate
+            gaps = {t: round(100 * sign * (rows[f"{t}_concise"]["win_rate"] - rows[f"{t}_verbose"]["win_rate"]), 1)
+                    for t in TWINS}  # fmt: skip
             if kind == "detailed":
                 twins = {t: not ok for t, ok in twins.items()}
             result["phrasings"].append({
@@ -125,7 +130,8 @@ def judge(engine, ids: list[int], defaults: list[str], lc: dict[str, float], ori
                 "top5_avg_words": words(top), "general_top5_avg_words": words(general_top),
                 "length_direction_ok": shorter if kind == "concise" else not shorter,
                 "twins_in_order": sum(twins.values()), "twins": len(TWINS),
-                "twins_out_of_order": [t for t, ok in twins.items() if not ok],
+                "twins_out_of_order": [t for t, ok in twins.items() if not ok], "twin_gaps": gaps,
+                "twins_ahead_by_10": sum(g >= TWIN_GAP for g in gaps.values()),
                 "null_model_from_bottom": ranks_from_bottom(rows, JUNK),
             })  # fmt: skip
     result["top5_overlap"] = [{"detailed": d, "concise": c, "shared": len(set(tops[d]) & set(tops[c]))}
@@ -142,11 +148,15 @@ def summary(name: str, r: dict) -> dict:
         return f"{sum(bool(p[key]) for p in rows)}/{len(rows)}"
 
     twins = sum(p["twins_in_order"] for p in phr), sum(p["twins"] for p in phr)
+    ahead = sum(p.get("twins_ahead_by_10", 0) for p in phr)
+    gaps = sorted(g for p in phr for g in p.get("twin_gaps", {}).values())
     return {
         "crm": name,
         "gpt-4o beats the baseline (win rate > 0.5)": r["baseline"]["newer_model_win_rate"],
         "tau, other models, two baselines (>= 0.85)": r["baseline"]["tau_other_models_between_baselines"],
         "twins in order (all)": f"{twins[0]}/{twins[1]}",
+        "asked twin ahead by >= 10 points": f"{ahead}/{twins[1]}",
+        "twin gap, median points": statistics.median(gaps) if gaps else None,
         "concise top 5 above the median LC": share(concise, "top5_all_above_median_lc"),
         "concise top 5 shorter than the general top 5": share(concise, "length_direction_ok"),
         "detailed top 5 above the median LC": share(detailed, "top5_all_above_median_lc"),

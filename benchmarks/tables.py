@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -120,6 +121,7 @@ def judge_table() -> str:
         ("gpt-4o beats the baseline gpt4_1106_preview (win rate)", "target > 0.5"),
         ("order of the other models, baseline gpt4_1106_preview vs claude-3-opus (tau)", "target >= 0.85"),
         ("concise / verbose twins in order under 11 length phrasings", "target: all"),
+        ("... the asked twin ahead by 10+ points of win rate / median lead in points", "target: all"),
         ("concise phrasings: top 5 all above the median LC / shorter than the general top 5", "target: all"),
         ("detailed phrasings: top 5 all above the median LC / longer", "target: all"),
         ("concise and detailed top fives share at most two models", "target: all"),
@@ -178,6 +180,8 @@ def _judge_column(card: dict, judged: dict) -> list[str]:
         f"{judged['baseline']['newer_model_win_rate']:.3f}",
         f"{judged['baseline']['tau_other_models_between_baselines']:.3f}",
         f"{sum(x['twins_in_order'] for x in phr)}/{sum(x['twins'] for x in phr)}",
+        f"{sum(x['twins_ahead_by_10'] for x in phr)}/{sum(x['twins'] for x in phr)} / "
+        f"{statistics.median(g for x in phr for g in x['twin_gaps'].values()):.1f}",
         share("concise"),
         share("detailed"),
         f"{sum(o['shared'] <= 2 for o in judged['top5_overlap'])}/{len(judged['top5_overlap'])}",
