@@ -195,3 +195,35 @@ def test_the_app_says_what_it_could_not_read_and_tables_the_baseline_without_a_c
     other = next(r for r in records if r["baseline"] == "False")
     assert float(other["ci_low"]) <= float(other["win_rate"]) <= float(other["ci_high"])
     assert next(r for r in records if r["baseline"] == "True")["ci_low"] == ""
+
+
+def test_a_wish_for_caution_gives_declining_answers_their_penalty_back(crm_folder, tmp_path):
+    """The non-answer penalty assumes the visitor wants the answer; criteria that value declining take it back from
+    the answers that decline (in full for a reading as strong as the training phrasings', in part for a stray one),
+    and leave it on everything else."""
+    from crm_core.compositional.heads import CriteriaSide
+    from crm_core.properties import NAMES
+
+    folder = tmp_path / "crm"
+    shutil.copytree(crm_folder, folder)
+    spec = json.loads((folder / "crm.json").read_text())
+    spec["extra"].setdefault("config", {}).update(nonanswer_penalty=1.0, lift_from=0.5)
+    (folder / "crm.json").write_text(json.dumps(spec))
+    crm = load_crm(folder)
+    n, r = NAMES.index("nonanswer"), NAMES.index("refusal")
+    zero = np.zeros(len(crm.heads.spread), np.float32)
+    typical = crm.heads.memory.magnitude[r, 1] if crm.heads.memory is not None else 1.0
+
+    def given_back(refusal_weight: float) -> float:
+        soft = crm.criteria_side([])
+        soft = CriteriaSide(zero.copy(), soft.voice * 0)
+        soft.weights[r] = refusal_weight
+        must = crm._declining_welcome(soft, CriteriaSide(zero.copy(), soft.voice))
+        return float(must.weights[n] / crm.heads.spread[n])  # what a declining answer (nonanswer 1) gets back
+
+    assert given_back(0.0) == 0.0 and given_back(-2.0) == 0.0  # no wish, or one for compliance: penalty stays
+    assert given_back(typical) == pytest.approx(1.0)  # a clear wish for caution: the whole penalty back
+    assert given_back(0.5 * typical) == pytest.approx(1.0)  # half as strong as the training phrasings: in full
+    assert given_back(0.1 * typical) == pytest.approx(0.2)  # a stray reading: a little
+    side = crm.response_side(["Write a speech."] * 2, ["I'm sorry, but I can't help with that.", "Friends, ..."])
+    assert side.z[0, n] > side.z[1, n]  # the measure the penalty and the give-back both read
