@@ -105,7 +105,7 @@ def mt_bench_scores(shared: Path) -> dict[str, float]:
 
 
 def judge_bench(engine, name: str, ids: list[int] | None, scores: dict[str, float]) -> dict:
-    from usl_space.stats import kendall_tau
+    from crm_core.agreement import kendall_tau
 
     bench = engine.bench
     real = [m for m in bench.models if m not in JUNK and m != bench.baseline]

@@ -62,8 +62,8 @@ def read_as(scorer, sentence: str) -> str:
 
 
 def compliance(engine, scorer, ids: list[int]) -> dict:
+    from crm_core.agreement import kendall_tau
     from crm_core.nonanswer import why_nonanswer
-    from usl_space.stats import kendall_tau
 
     bench, instructions, outputs = engine.bench, engine.bench.instructions(), engine.bench.outputs()
     models = [m for m in bench.models if m != bench.baseline]
@@ -123,8 +123,8 @@ def language(engine, scorer, ids: list[int], limit: int = 3000) -> dict:
 
 
 def ai_prose(engine, scorer, ids: list[int]) -> dict:
+    from crm_core.agreement import kendall_tau
     from crm_core.properties import NAMES, measure_many
-    from usl_space.stats import kendall_tau
 
     bench, outputs = engine.bench, engine.bench.outputs()
     k = NAMES.index("ai_prose")

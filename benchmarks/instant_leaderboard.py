@@ -48,9 +48,9 @@ def main(argv: list[str] | None = None) -> int:
                         "the build is timed)")  # fmt: skip
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
+    from crm_core.agreement import kendall_tau
     from emit import emit
     from usl_space.loading import load_engine
-    from usl_space.stats import kendall_tau
 
     cache_dir = Path(args.cache_dir or tempfile.mkdtemp(prefix="usl-instant-"))
     started = time.perf_counter()

@@ -68,7 +68,7 @@ def ranks_from_bottom(board: dict[str, dict], model: str) -> int:
 
 def judge(engine, ids: list[int], defaults: list[str], lc: dict[str, float], original: list[str],
           pairs: list[tuple[str | None, str]]) -> dict:  # fmt: skip
-    from usl_space.stats import kendall_tau
+    from crm_core.agreement import kendall_tau
 
     everyone = [*defaults, *(f"{t}_{kind}" for t in TWINS for kind in ("concise", "verbose")), JUNK]
 

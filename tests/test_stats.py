@@ -1,14 +1,14 @@
-"""usl_space.stats against hand-computed cases and seeded simulations."""
+"""usl_space.stats (and crm_core.agreement's Kendall tau) against hand-computed cases and seeded simulations."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from crm_core.agreement import kendall_tau
 from scipy.stats import kendalltau
 from usl_space.stats import (
     bootstrap_win_rates,
     intervals,
-    kendall_tau,
     length_controlled_win_rates,
     rank_upper_bounds,
     win_rates,

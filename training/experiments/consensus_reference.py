@@ -90,12 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, help="write the results here (JSON)")
     args = parser.parse_args(argv)
     from bench_boards import BASELINES, JUNK, junk_entries, mt_bench_scores, null_model_text
+    from crm_core.agreement import kendall_tau
     from crm_core.compositional.reference import words as word_tokens
     from crm_core.data import open_bench
     from crm_train.compositional import sources as S
     from crm_train.compositional.evaluate import Judge, published_lc
     from usl_space.catalog import default_models
-    from usl_space.stats import kendall_tau
 
     judge = Judge(args.model, args.embeddings, backend="onnx")
     weights = judge.heads.reference_weights

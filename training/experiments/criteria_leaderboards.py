@@ -22,11 +22,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", help="compositional CRM folder (default: the shipped one)")
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
+    from crm_core.agreement import kendall_tau
     from crm_core.properties import EMOJI
     from crm_train.compositional.phrasings import LENGTH_VALIDATION_PAIRS
     from emit import emit
     from usl_space.loading import load_engine
-    from usl_space.stats import kendall_tau
 
     engine = load_engine(args.data, args.model, topics=False)
     engine.response_table(progress=True)

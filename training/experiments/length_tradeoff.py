@@ -49,7 +49,7 @@ def tradeoff(quality: np.ndarray, words: np.ndarray, rows: np.ndarray, models: S
     """For each weight s: tau between the boards under +s and -s on `words`, and the concise board's top `top` with
     their general ranks (under `quality` alone, baseline counted). The baseline is left out of both: it is 0.5 on
     every board by construction, judged against itself."""
-    from usl_space.stats import kendall_tau
+    from crm_core.agreement import kendall_tau
 
     j_base = list(models).index(baseline)
     others = [j for j in range(len(models)) if j != j_base]

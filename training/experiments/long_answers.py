@@ -44,13 +44,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from bench_boards import BASELINES
     from consensus_reference import general_board
+    from crm_core.agreement import kendall_tau
     from crm_core.compositional.heads import mlp, quality_input
     from crm_core.data import open_bench
     from crm_train.compositional import sources as S
     from crm_train.compositional.evaluate import Judge, published_lc
     from usl_space.catalog import default_models
     from usl_space.instant import panels_of
-    from usl_space.stats import kendall_tau
 
     judge = Judge(args.model, args.embeddings, backend="onnx")
     heads = judge.heads

@@ -122,8 +122,9 @@ def _boost_grid(judge, shared: Path, annotations: list, validation: list, human_
     of (1) and (2); the evaluation half is reported beside it and never used to choose."""
     import copy
 
+    from crm_core.agreement import kendall_tau
     from crm_core.compositional.heads import CompositionalHeads
-    from crm_train.compositional.evaluate import kendall_tau, leaderboard_report, published_lc
+    from crm_train.compositional.evaluate import leaderboard_report, published_lc
     from crm_train.compositional.train import (
         CompositionalConfig,
         boost_reference,

@@ -60,7 +60,7 @@ def held_out_boards(judge, annotations: list, human_train: list, validation: lis
 
 
 def held_out_tau(folds: list, lc: dict, lexsim: float, length: float) -> float:
-    from crm_train.compositional.evaluate import kendall_tau
+    from crm_core.agreement import kendall_tau
 
     board = {}
     for models, dq, lex, rel in folds:

@@ -39,10 +39,10 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 (an experiment scr
     parser.add_argument("--seed", type=int, default=0, help="seed of every draw (default: %(default)s)")
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)
+    from crm_core.agreement import kendall_tau
     from crm_core.properties import NAMES
     from crm_train.compositional.phrasings import validation_bank
     from usl_space.loading import load_engine
-    from usl_space.stats import kendall_tau
     from usl_space.taste import features, model_means, next_pair, refit
 
     engine = load_engine(args.data, args.model, cache=Path(args.cache_dir) / "scores.sqlite", topics=False)

@@ -31,6 +31,9 @@ def check_criteria(lines: str | Sequence[str] | None, what: str = "criteria", ma
     binary characters. Every tool cleans criteria here and only here."""
     if lines is None or isinstance(lines, str):
         lines = (lines or "").splitlines()
+    for n, line in enumerate(lines, 1):
+        if not isinstance(line, str):
+            raise ValueError(f"{what} item {n}: expected text, got {type(line).__name__} {line!r:.40}")
     cleaned = [" ".join(line.split()) for line in lines if line and line.strip()]
     if len(cleaned) > max_lines:
         raise ValueError(f"{what}: at most {max_lines} lines, got {len(cleaned)}")

@@ -17,13 +17,13 @@ from dataclasses import asdict
 from pathlib import Path
 
 import gradio as gr
+from crm_core.agreement import kendall_tau
 from crm_core.data import DataValidationError, read_model_outputs_json, responses_by_instruction
 
 from usl_space.charts import bar_chart, png, slope_chart
 from usl_space.engine import Engine, Leaderboard
 from usl_space.progress import Progress
 from usl_space.request import RankRequest
-from usl_space.stats import kendall_tau
 from usl_space.taste import Profile, Vote, ask, fit_votes, moves
 from usl_space.topics import TOPICS
 from usl_space.views import (

@@ -99,20 +99,6 @@ def rank_upper_bounds(boot: np.ndarray, level: float = 0.95) -> np.ndarray:
     return 1 + better.sum(axis=0)
 
 
-def kendall_tau(x: np.ndarray | list[float], y: np.ndarray | list[float]) -> float:
-    """Kendall's tau-b between two scorings of the same items (ties handled; NaN if either is constant)."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if x.shape != y.shape:
-        raise ValueError(f"rankings differ in length: {x.shape} vs {y.shape}")
-    i, j = np.triu_indices(len(x), k=1)
-    dx, dy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
-    concordant_minus_discordant = float((dx * dy).sum())
-    pairs_x, pairs_y = float((dx != 0).sum()), float((dy != 0).sum())
-    if pairs_x == 0 or pairs_y == 0:
-        return float("nan")
-    return concordant_minus_discordant / np.sqrt(pairs_x * pairs_y)
-
-
 def length_controlled_win_rates(preference: np.ndarray, length_diff: np.ndarray, answered: np.ndarray,
                                 l2: float = 1.0, iterations: int = 25) -> np.ndarray:  # fmt: skip
     """Each model's win rate with the length advantage removed, in the spirit of AlpacaEval's length control (queries

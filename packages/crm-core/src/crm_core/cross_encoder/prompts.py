@@ -15,11 +15,13 @@ middle, head and tail kept, with a visible marker. The budget depends only on th
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from crm_core.guard import check_criteria
 from crm_core.spec import PromptFormat
 
 INSTRUCTION = (
@@ -75,16 +77,11 @@ def _check_response(name: str, response: Any) -> str:
 
 
 def _check_criteria(criteria: Sequence[str] | None, what: str) -> list[str]:
-    criteria = [] if criteria is None else criteria
+    """crm_core.guard.check_criteria's cleaning, without its limits (the token budget is this builder's limit); a
+    prompt takes a list, so one string is refused rather than read as lines."""
     if isinstance(criteria, str):
         raise ValueError(f"{what} must be a list of strings, not one string")
-    cleaned = []
-    for item in criteria:
-        if not isinstance(item, str):
-            raise ValueError(f"{what} must be strings, got {type(item).__name__}")
-        if item.strip():
-            cleaned.append(item.strip())
-    return cleaned
+    return check_criteria(criteria, what, max_lines=sys.maxsize, max_chars=sys.maxsize)
 
 
 class PromptBuilder:

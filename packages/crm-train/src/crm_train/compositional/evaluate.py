@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from crm_core.agreement import kendall_tau
 from crm_core.compositional.heads import CompositionalHeads, CriteriaSide, ResponseSide
 from crm_core.compositional.scorer import CompositionalScorer
 from crm_core.encoder import EmbeddingStore
@@ -35,19 +36,6 @@ from crm_train.compositional.criteria_fit import DSP_DOMAINS, DSP_VALIDATION
 from crm_train.compositional.features import Features, Groups, make_groups
 
 LC_LEADERBOARD = "usl/alpaca_eval/leaderboards/data_AlpacaEval_2__weighted_alpaca_eval_gpt4_turbo_leaderboard.csv"
-
-
-def kendall_tau(x: np.ndarray, y: np.ndarray) -> float:
-    """Kendall tau-b."""
-    n, conc, disc, tx, ty = len(x), 0, 0, 0, 0
-    for i in range(n):
-        dx, dy = np.sign(x[i + 1 :] - x[i]), np.sign(y[i + 1 :] - y[i])
-        conc += int(((dx * dy) > 0).sum())
-        disc += int(((dx * dy) < 0).sum())
-        tx += int(((dx == 0) & (dy != 0)).sum())
-        ty += int(((dy == 0) & (dx != 0)).sum())
-    denom = math.sqrt((conc + disc + tx) * (conc + disc + ty))
-    return (conc - disc) / denom if denom else float("nan")
 
 
 class Judge:
