@@ -77,6 +77,7 @@ def settled_text(locator, quiet: float = 2.0, timeout: float = 60.0) -> str:
     return text
 
 
+@pytest.mark.slow
 def test_customize_through_gradio_client(app_url):
     from gradio_client import Client
 
@@ -161,6 +162,7 @@ def test_upload_is_validated_then_ranked_inspected_and_unticked(app_url, tmp_pat
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+@pytest.mark.slow
 def test_browser_stop_keeps_a_partial_board_and_rank_right_after_stop_runs(slow_app_url):
     from playwright.sync_api import sync_playwright
 
@@ -193,6 +195,7 @@ def test_browser_stop_keeps_a_partial_board_and_rank_right_after_stop_runs(slow_
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+@pytest.mark.slow
 def test_browser_runs_a_custom_leaderboard(app_url, tmp_path):
     from playwright.sync_api import sync_playwright
 
@@ -213,6 +216,7 @@ def test_browser_runs_a_custom_leaderboard(app_url, tmp_path):
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+@pytest.mark.slow
 def test_browser_hostile_upload_names_render_as_text_everywhere(app_url, tmp_path):
     from playwright.sync_api import sync_playwright
 
@@ -290,6 +294,7 @@ def test_votes_refit_the_board_and_the_profile_reloads_to_the_same_board(composi
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+@pytest.mark.slow
 def test_browser_votes_sees_the_weights_move_and_the_link_and_profile_reopen_the_board(compositional_app_url, tmp_path):
     from playwright.sync_api import sync_playwright
 
@@ -421,6 +426,7 @@ def slow_sides_app_url(tmp_path_factory):
     service.UPLOAD_CHUNK = chunk
 
 
+@pytest.mark.slow
 def test_a_visitor_is_told_what_the_app_waits_for_and_stop_ends_an_upload_within_a_step(slow_sides_app_url, tmp_path):
     from gradio_client import Client, handle_file
 
@@ -478,6 +484,7 @@ def in_view(page, selector: str) -> bool:
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+@pytest.mark.slow
 def test_browser_on_a_phone_key_columns_fit_unread_criteria_are_named_and_links_open_in_view(compositional_app_url,
                                                                                               tmp_path):  # fmt: skip
     from playwright.sync_api import sync_playwright
@@ -574,6 +581,7 @@ def test_each_bench_has_its_page_and_its_api_names(two_benches_url):
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+@pytest.mark.slow
 def test_browser_bench_picker_opens_the_other_bench_with_the_criteria_and_ranks_it(two_benches_url):
     from playwright.sync_api import sync_playwright
 

@@ -286,12 +286,37 @@ def test_a_vote_idx_must_be_whole_and_an_id_file_must_be_a_bounded_file(tmp_path
     with pytest.raises(ValueError, match=r"p\.json: votes: .*idx: expected an integer, got 1\.9"):
         Profile.from_dict({"version": 1, "votes": [vote]}, "p.json")
     assert Profile.from_dict({"version": 1, "votes": [{**vote, "idx": 2}]}, "p.json").votes[0].idx == 2
-    with pytest.raises(ValueError, match="/dev/zero: not a file"):
+    with pytest.raises(ValueError, match="/dev/zero: not a regular file"):
         read_query_ids("/dev/zero", {1, 2})
     big = tmp_path / "ids.txt"
     big.write_bytes(b"1\n" * 5_000_001)
-    with pytest.raises(ValueError, match="a query-id file is at most 10,000,000"):
+    with pytest.raises(ValueError, match="more than the 10,000,000 allowed"):
         read_query_ids(str(big), {1})
+
+
+def test_named_files_that_are_missing_folders_or_binary_say_so_with_the_path(tmp_path):
+    """Not "'utf-8' codec can't decode byte 0x83" or "[Errno 21] Is a directory": the path and what was expected."""
+    from crm_core.guard import expected_error
+    from usl_space.rank_cli import read_query_ids
+    from usl_space.taste import Profile
+
+    binary = tmp_path / "ids.bin"
+    binary.write_bytes(b"1\n\x83\xff\n")
+    with pytest.raises(ValueError, match=r"ids\.bin: not UTF-8 text \(byte 0x83 at offset 2\); expected a text file"):
+        read_query_ids(str(binary), {1})
+    with pytest.raises(ValueError, match=r"missing\.txt: no such file \(expected a text file of query ids"):
+        read_query_ids(str(tmp_path / "missing.txt"), None)
+    with pytest.raises(ValueError, match=r": a folder \(expected a USL profile"):
+        Profile.load(tmp_path)
+    with pytest.raises(ValueError, match=r"ids\.bin: not UTF-8 text"):
+        Profile.load(binary)
+    try:
+        binary.mkdir(parents=True, exist_ok=True)  # what `--cache FILE/x` asks for the folder above it
+    except OSError as error:  # a file where a folder must be (usl-rank --cache FILE/x)
+        said = expected_error("usl-rank", error)
+        assert said == f"usl-rank: {binary}: file exists (a file is where a folder must be)"
+    else:
+        raise AssertionError("mkdir under a file succeeded")
 
 
 def test_a_pickle_only_checkpoint_is_refused_by_every_loader_with_one_line(tmp_path):

@@ -397,6 +397,7 @@ def test_reference_boost_keeps_the_quality_spread_and_moves_weight_to_the_refere
     assert boost_reference(unchanged, {"xa": x, "sa": sim}, prompts, list(range(60)), 0.0)["scale"] == 1.0
 
 
+@pytest.mark.slow
 def test_uploads_are_freed_when_the_visitor_leaves(compositional_crm, tmp_path):
     engine = toy_engine(compositional_crm, ScoreCache(tmp_path / "u.sqlite"))
     for k in range(20):  # 20 visitors, one upload each, who come and go
@@ -535,6 +536,7 @@ def test_the_response_side_encodes_each_distinct_text_once(compositional_crm):
     assert side.quality[2] == pytest.approx(fresh.quality[0], abs=1e-4)
 
 
+@pytest.mark.slow
 def test_the_criteria_fit_learns_the_form_gate_and_the_stray_penalty_holds_other_weights_down(tmp_path):
     """A short criteria fit on the real encoder and synthetic answers: the gate tells the bank's phrasings from the
     general criteria it was shown, and the stray penalty leaves smaller weights on properties a phrasing is not

@@ -208,6 +208,7 @@ for board in engine.stream(["prefer numbered steps"], first_batch=2, max_batch=2
 """
 
 
+@pytest.mark.slow
 def test_cache_survives_a_kill_and_the_restart_recomputes_nothing_finished(tiny_qwen_crm, tmp_path):
     cache_file = tmp_path / "scores.sqlite"
     script = KILL_SCRIPT.format(tests=str(Path(__file__).parent), crm=str(tiny_qwen_crm), cache=str(cache_file))
@@ -238,6 +239,7 @@ def usl_rank(*args: str, env=None, timeout=300) -> subprocess.CompletedProcess:
                           timeout=timeout, env={**os.environ, **(env or {})})  # fmt: skip
 
 
+@pytest.mark.slow
 def test_usl_rank_end_to_end(alpaca_dir, tiny_qwen_crm, tmp_path):
     out = tmp_path / "board.json"
     args = ["--data", str(alpaca_dir), "--baseline", "base", "--model", str(tiny_qwen_crm),
@@ -260,6 +262,7 @@ def test_usl_rank_end_to_end(alpaca_dir, tiny_qwen_crm, tmp_path):
     assert bad.returncode == 2 and "at most 300 characters" in bad.stderr
 
 
+@pytest.mark.slow
 def test_sharded_scoring_with_two_processes_equals_one_process(alpaca_dir, tiny_qwen_crm, tmp_path):
     common = ["--data", str(alpaca_dir), "--baseline", "base", "--model", str(tiny_qwen_crm),
               "--criteria", "Prefer detail.", "--quiet"]  # fmt: skip

@@ -19,6 +19,8 @@ import pytest
 from conftest import load_script, write_jsonl
 from test_app import free_port
 
+pytestmark = pytest.mark.slow  # generation against a local server: `pytest -m "not slow"` leaves them out
+
 KEY = "sk-test-9f3e1d77c0ffee"  # must never reach a file the run writes
 PROMPTS = [{"instruction": f"Say something about the number {n}."} for n in range(6)]
 

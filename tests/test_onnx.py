@@ -13,6 +13,8 @@ from crm_core.loader import load_crm
 from crm_core.onnx_common import SAMPLE_PAIRS
 from crm_train.export_cli import main as crm_export
 
+pytestmark = pytest.mark.slow  # ONNX exports: `pytest -m "not slow"` leaves them out
+
 
 @pytest.fixture(scope="module")
 def minilm_onnx(minilm_crm, tmp_path_factory):

@@ -19,6 +19,8 @@ from conftest import REPO
 from test_app import free_port
 from usl_space.topics import TOPICS
 
+pytestmark = pytest.mark.slow  # builds and installs the Space bundle: `pytest -m "not slow"` leaves them out
+
 UV = shutil.which("uv")
 
 

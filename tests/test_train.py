@@ -18,6 +18,8 @@ from crm_train.eval_cli import main as crm_eval
 from crm_train.push_cli import main as crm_push
 from safetensors.numpy import load_file
 
+pytestmark = pytest.mark.slow  # real training runs (DDP, crash and resume): `pytest -m "not slow"` leaves them out
+
 
 def criteria_toy(path: Path, n: int, seed: int) -> Path:
     """The winner depends on the criterion alone: two fixed answers (cats, dogs) in random order, and a

@@ -112,6 +112,11 @@ def expected_error(prog: str, error: BaseException) -> str | None:
     (which should stay a traceback). Every CLI's main turns the former into `prog: message` and exit status 2."""
     import polars as pl
 
+    if isinstance(error, UnicodeDecodeError):  # a binary file where text was expected, its name not known here
+        return f"{prog}: not UTF-8 text (byte {error.object[error.start]:#04x} at offset {error.start})"
+    if isinstance(error, FileExistsError | FileNotFoundError) and error.filename:  # not "[Errno 17] File exists: ..."
+        hint = " (a file is where a folder must be)" if isinstance(error, FileExistsError) else ""
+        return f"{prog}: {error.filename}: {(error.strerror or str(error)).lower()}{hint}"
     if isinstance(error, ValueError | FileExistsError | FileNotFoundError):  # crm_core.data's errors are ValueErrors
         return f"{prog}: {error}"
     if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):  # a full disk
@@ -122,6 +127,27 @@ def expected_error(prog: str, error: BaseException) -> str | None:
     if isinstance(error, pl.exceptions.PolarsError):
         return f"{prog}: a data file could not be read ({str(error).splitlines()[0]}); is it complete?"
     return None
+
+
+def read_text(path: str | os.PathLike, expected: str, max_bytes: int | None = None) -> str:
+    """A small text file a user names (a profile, a list of ids), or ValueError naming the file and what was
+    expected: missing, a folder, a device or pipe (read without end), too large, or not UTF-8 text."""
+    file = Path(path)
+    if not file.exists():
+        raise ValueError(f"{path}: no such file (expected {expected})")
+    if not file.is_file():
+        kind = "a folder" if file.is_dir() else "not a regular file"
+        raise ValueError(f"{path}: {kind} (expected {expected})")
+    size = file.stat().st_size
+    if max_bytes is not None and size > max_bytes:
+        raise ValueError(f"{path}: {size:,} bytes, more than the {max_bytes:,} allowed (expected {expected})")
+    raw = file.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{path}: not UTF-8 text (byte {raw[error.start]:#04x} at offset {error.start}); expected {expected}"
+        ) from None
 
 
 def fail(prog: str, error: Exception, code: int = 2) -> int:

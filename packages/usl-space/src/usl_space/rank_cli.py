@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from crm_core.atomic import write_result
 from crm_core.data import skipping_invalid, without_nan
-from crm_core.guard import at_least, check_output, fail, positive_int
+from crm_core.guard import at_least, check_output, fail, positive_int, read_text
 
 from usl_space.board import fewer_answers
 from usl_space.request import RankRequest
@@ -167,22 +167,17 @@ def read_query_ids(path: str, known: set[int] | None) -> list[int]:
     """Query ids from a file, one per line; every bad line is named (file:line: what was found). `known` None: the
     bench is not loaded yet, only the file's form is checked."""
     ids, problems = [], []
-    if not Path(path).is_file():  # a folder, a pipe or a device (/dev/zero) would be read without end
-        raise ValueError(f"{path}: not a file (a text file of query ids, one per line)")
-    if Path(path).stat().st_size > MAX_ID_FILE_BYTES:
-        raise ValueError(f"{path}: {Path(path).stat().st_size:,} bytes; a query-id file is at most "
-                         f"{MAX_ID_FILE_BYTES:,}")  # fmt: skip
-    with open(path, encoding="utf-8-sig") as handle:
-        for number, line in enumerate(handle, 1):
-            text = line.split("#", 1)[0].strip()
-            if not text:
-                continue
-            if not text.lstrip("-").isdigit():
-                problems.append(f"{path}:{number}: expected a query id (an integer), found {text[:40]!r}")
-            elif known is not None and int(text) not in known:
-                problems.append(f"{path}:{number}: query id {text} is not on the bench")
-            else:
-                ids.append(int(text))
+    text = read_text(path, "a text file of query ids, one per line", MAX_ID_FILE_BYTES)  # never /dev/zero
+    for number, line in enumerate(text.splitlines(), 1):
+        entry = line.split("#", 1)[0].strip()
+        if not entry:
+            continue
+        if not entry.lstrip("-").isdigit():
+            problems.append(f"{path}:{number}: expected a query id (an integer), found {entry[:40]!r}")
+        elif known is not None and int(entry) not in known:
+            problems.append(f"{path}:{number}: query id {entry} is not on the bench")
+        else:
+            ids.append(int(entry))
     if problems:
         more = f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""
         raise ValueError("\n".join(problems[:20]) + more)

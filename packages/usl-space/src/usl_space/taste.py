@@ -24,8 +24,10 @@ from pathlib import Path
 import numpy as np
 from crm_core.atomic import atomic_file
 from crm_core.compositional.heads import CriteriaSide, ResponseSide
+from crm_core.guard import read_text
 
 PROFILE_VERSION = 1
+MAX_PROFILE_BYTES = 5_000_000  # a profile file: criteria, votes and weights (a few KB; never a device read to the end)
 MAX_LINK_TOKEN = 8000  # characters of a share link's profile (browsers and proxies cut URLs near 8 KB)
 
 
@@ -94,8 +96,9 @@ class Profile:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Profile:
+        text = read_text(path, "a USL profile (the app's JSON download)", MAX_PROFILE_BYTES)
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+            data = json.loads(text)
         except json.JSONDecodeError as error:
             raise ValueError(f"{path}:{error.lineno}: malformed JSON: {error.msg}") from None
         return cls.from_dict(data, str(path))
