@@ -198,9 +198,9 @@ def test_the_app_says_what_it_could_not_read_and_tables_the_baseline_without_a_c
 
 
 def test_a_wish_for_caution_gives_declining_answers_their_penalty_back(crm_folder, tmp_path):
-    """The non-answer penalty assumes the visitor wants the answer; criteria that value declining take it back from
-    the answers that decline (in full for a reading as strong as the training phrasings', in part for a stray one),
-    and leave it on everything else."""
+    """The non-answer penalty assumes the visitor wants the answer; criteria that clearly value declining take it
+    back from the answers that decline, and a stray reading (under lift_from of the training phrasings') gives
+    nothing back."""
     from crm_core.compositional.heads import CriteriaSide
     from crm_core.properties import NAMES
 
@@ -224,6 +224,6 @@ def test_a_wish_for_caution_gives_declining_answers_their_penalty_back(crm_folde
     assert given_back(0.0) == 0.0 and given_back(-2.0) == 0.0  # no wish, or one for compliance: penalty stays
     assert given_back(typical) == pytest.approx(1.0)  # a clear wish for caution: the whole penalty back
     assert given_back(0.5 * typical) == pytest.approx(1.0)  # half as strong as the training phrasings: in full
-    assert given_back(0.1 * typical) == pytest.approx(0.2)  # a stray reading: a little
+    assert given_back(0.45 * typical) == 0.0  # a stray reading: nothing
     side = crm.response_side(["Write a speech."] * 2, ["I'm sorry, but I can't help with that.", "Friends, ..."])
     assert side.z[0, n] > side.z[1, n]  # the measure the penalty and the give-back both read

@@ -302,21 +302,20 @@ class CompositionalScorer:
 
     def _declining_welcome(self, soft: CriteriaSide, must: CriteriaSide) -> CriteriaSide:
         """The must side, giving the non-answer penalty back to answers that decline or evade (the nonanswer
-        property) when the criteria value declining ("I prefer models that decline to write political attacks."):
-        the penalty assumes the visitor wants the answer, and this one said otherwise. In full when the nonanswer or
-        refusal reading is at least `lift_from` times the readers' weight for training phrasings asking for more of
-        it, in proportion below (a stray weight gives little back); echoes and answers cut short keep the penalty."""
+        property) when the criteria clearly value declining ("I prefer models that decline to write political
+        attacks."): the penalty assumes the visitor wants the answer, and this one said otherwise. Clearly: the
+        nonanswer or refusal reading is at least `lift_from` times the readers' weight for training phrasings asking
+        for more of it, the line under which a reading counts as stray (CompositionalHeads); echoes and answers cut
+        short keep the penalty."""
         n, r = NAMES.index("nonanswer"), NAMES.index("refusal")
         if not self.nonanswer_penalty or n >= len(must.weights):
             return must
         typical = self.heads.memory.magnitude[[n, r], 1] if self.heads.memory is not None else np.ones(2)
         reading = np.array([must.weights[n], soft.weights[r] + must.weights[r]])
-        fraction = self.heads.lift_from if self.heads.lift_from > 0 else 1.0
-        share = float(np.clip(np.max(reading / (fraction * typical)), 0.0, 1.0))
-        if share <= 0:
+        if not np.any(reading >= max(self.heads.lift_from, 1e-6) * typical):
             return must
         must = CriteriaSide(must.weights.copy(), must.voice)
-        must.weights[n] += share * self.nonanswer_penalty * float(self.heads.spread[n])
+        must.weights[n] += self.nonanswer_penalty * float(self.heads.spread[n])
         return must
 
     def unsure(self, soft: CriteriaSide) -> bool:
