@@ -394,3 +394,23 @@ def test_crm_export_refuses_a_samples_file_without_one_valid_pair(tmp_path, caps
     assert crm_export(["--model", str(CRM), "--output", str(tmp_path / "out"), "--samples", str(samples),
                        "--n-samples", "0"]) == 1  # fmt: skip
     assert "--n-samples: expected at least 1, got 0" in capsys.readouterr().err
+
+
+def test_a_path_that_exists_but_is_the_wrong_kind_is_never_called_missing(tmp_path):
+    """"no such folder" only when nothing is there: a file given as a bench folder, a folder given as a pairs file
+    or as a checkpoint file say what they are."""
+    from crm_core.data import load_pairs
+    from crm_core.data.importers import detect_layout
+    from crm_core.hub import resolve_checkpoint
+
+    a_file, a_folder = tmp_path / "pairs.jsonl", tmp_path / "bench"
+    a_file.write_text("{}\n")
+    a_folder.mkdir()
+    with pytest.raises(FileNotFoundError, match=r"pairs\.jsonl: a file, not a folder$"):
+        detect_layout(a_file)
+    with pytest.raises(FileNotFoundError, match=r"bench: a folder, not a pairs file$"):
+        load_pairs(a_folder)
+    with pytest.raises(FileNotFoundError, match=r"pairs\.jsonl: a file, not a checkpoint folder, and not a Hub"):
+        resolve_checkpoint(a_file)
+    with pytest.raises(FileNotFoundError, match=r"missing: no such folder$"):
+        detect_layout(tmp_path / "missing")

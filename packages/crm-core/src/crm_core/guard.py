@@ -129,6 +129,16 @@ def expected_error(prog: str, error: BaseException) -> str | None:
     return None
 
 
+def not_there(path: str | os.PathLike, wanted: str) -> str:
+    """What is at a path that is not the `wanted` thing ("pairs file", "checkpoint folder"): "no such pairs file"
+    only when nothing is there; else "a folder, not a pairs file", "a file, not a checkpoint folder"."""
+    where = Path(path)
+    if not where.exists():
+        return f"no such {wanted}"
+    kind = "a folder" if where.is_dir() else "a file" if where.is_file() else "a device, pipe or socket"
+    return f"{kind}, not a {wanted}"
+
+
 def read_text(path: str | os.PathLike, expected: str, max_bytes: int | None = None) -> str:
     """A small text file a user names (a profile, a list of ids), or ValueError naming the file and what was
     expected: missing, a folder, a device or pipe (read without end), too large, or not UTF-8 text."""

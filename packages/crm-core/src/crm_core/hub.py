@@ -16,6 +16,8 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
+from crm_core.guard import not_there
+
 # what a checkpoint is made of, both ways (download and crm-push): no pickled weights, no dotfiles
 CHECKPOINT_FILES = [
     "*.json",
@@ -50,7 +52,7 @@ def resolve_checkpoint(name_or_path: str | os.PathLike, revision: str | None = N
         return path
     name = str(name_or_path)
     if not REPO_ID.fullmatch(name):
-        raise FileNotFoundError(f"{name}: no such checkpoint folder, and not a Hub repo id (ORG/NAME)")
+        raise FileNotFoundError(f"{name}: {not_there(path, 'checkpoint folder')}, and not a Hub repo id (ORG/NAME)")
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 

@@ -24,6 +24,7 @@ import polars as pl
 from crm_core.data.bench import Bench, make_bench
 from crm_core.data.errors import DataValidationError, Problem
 from crm_core.data.lines import invalid_rows, skipping, text_lines
+from crm_core.guard import not_there
 
 ALPACA_EVAL_BASELINE = "gpt4_1106_preview"
 MT_BENCH_BASELINE = "gpt-4"
@@ -404,7 +405,7 @@ def detect_layout(directory: str | os.PathLike) -> str:
     """Which of the layouts above `directory` holds: bench, alpaca_eval, alpaca_eval_per_model, mt_bench."""
     directory = Path(directory)
     if not directory.is_dir():
-        raise FileNotFoundError(f"{directory}: no such folder")
+        raise FileNotFoundError(f"{directory}: {not_there(directory, 'folder')}")
     if (directory / "manifest.json").is_file():
         return "bench"
     if (directory / "model_outputs.jsonl.gz").is_file() and (directory / "instructions.jsonl").is_file():

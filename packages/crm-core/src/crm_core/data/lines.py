@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from crm_core.data.errors import DataValidationError, Problem
+from crm_core.guard import not_there
 
 SHOWN = 20  # rejected rows printed in full before the rest are counted
 # the command (its name) that asked the readers to skip invalid rows (--skip-invalid), for the current context
@@ -59,7 +60,7 @@ def text_lines(path: str | os.PathLike) -> Iterator[tuple[int, str | None, Probl
     read; a gzip file (by suffix) is decompressed as it is read."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
+        raise FileNotFoundError(f"{path}: {not_there(path, 'file')}")
     opener = gzip.open if path.suffix == ".gz" else open
     line = 0
     with opener(path, "rb") as handle:

@@ -19,7 +19,7 @@ import polars as pl
 from crm_core.atomic import atomic_file
 from crm_core.data.errors import DataValidationError, Problem
 from crm_core.data.lines import text_lines
-from crm_core.guard import FILE_CRITERIA_LINES, FILE_CRITERION_CHARS, check_criteria
+from crm_core.guard import FILE_CRITERIA_LINES, FILE_CRITERION_CHARS, check_criteria, not_there
 
 PREFERENCES = ("model_a", "model_b", "tie")
 ROLES = ("system", "user", "assistant")
@@ -211,7 +211,7 @@ def load_pairs(path, on_error="raise"):
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such pairs file")
+        raise FileNotFoundError(f"{path}: {not_there(path, 'pairs file')}")
     rows, rejected = _validate_records(_read_lines(path), str(path))
     return _finish(rows, rejected, on_error)
 
