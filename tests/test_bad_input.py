@@ -397,7 +397,7 @@ def test_crm_export_refuses_a_samples_file_without_one_valid_pair(tmp_path, caps
 
 
 def test_a_path_that_exists_but_is_the_wrong_kind_is_never_called_missing(tmp_path):
-    """"no such folder" only when nothing is there: a file given as a bench folder, a folder given as a pairs file
+    """ "no such folder" only when nothing is there: a file given as a bench folder, a folder given as a pairs file
     or as a checkpoint file say what they are."""
     from crm_core.data import load_pairs
     from crm_core.data.importers import detect_layout
