@@ -414,3 +414,21 @@ def test_a_path_that_exists_but_is_the_wrong_kind_is_never_called_missing(tmp_pa
         resolve_checkpoint(a_file)
     with pytest.raises(FileNotFoundError, match=r"missing: no such folder$"):
         detect_layout(tmp_path / "missing")
+
+
+def test_the_app_and_the_trainer_turn_a_bad_folder_or_config_into_one_line(tmp_path, capsys):
+    from crm_train.train_cli import main as crm_train
+    from usl_space.app import main as usl_space
+
+    a_file = tmp_path / "bench.txt"
+    a_file.write_text("not a bench\n")
+    assert usl_space(["--data", str(a_file), "--no-warm"]) == 2  # was a traceback
+    assert capsys.readouterr().err.strip().endswith("bench.txt: a file, not a folder")
+    assert crm_train(["--config", str(tmp_path / "missing.yaml"), "--output-dir", str(tmp_path / "run")]) == 2
+    assert "missing.yaml: no such file (expected a YAML config file)" in capsys.readouterr().err  # not [Errno 2]
+    binary = tmp_path / "config.yaml"
+    binary.write_bytes(b"\x00\x01")
+    assert crm_train(["--config", str(binary), "--output-dir", str(tmp_path / "run")]) == 2
+    said = capsys.readouterr().err.strip()
+    assert said.startswith("crm-train:") and "not valid YAML" in said and "\n" not in said
+    assert not (tmp_path / "run").exists()

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from importlib.metadata import version
 
 import gradio as gr
+from crm_core.guard import fail
 
 from usl_space.benches import BenchPage, bench_pages, switch_address
 from usl_space.catalog import catalog
@@ -264,7 +265,10 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     print(f"usl-space: loading {len(folders)} bench(es) from {', '.join(folders)}, their topics and the CRM (about "
           "half a minute each)", flush=True)  # fmt: skip
-    engines = load_engines(folders, args.model, args.backend, args.cache, args.baseline)
+    try:
+        engines = load_engines(folders, args.model, args.backend, args.cache, args.baseline)
+    except Exception as error:  # a bad folder or model is one line, as in every other command; a bug a traceback
+        return fail("usl-space", error, 2)
     for engine in engines:
         print(f"usl-space: {engine.bench.name}: {len(engine.models)} models, {len(engine.query)} queries", flush=True)
     print(f"usl-space: CRM {crm_label(engines[0].scorer)}; loaded in {time.perf_counter() - started:.0f} s", flush=True)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
+from crm_core.guard import read_text
 
 
 def _f(default: Any, help: str, **kwargs: Any) -> Any:
@@ -201,18 +202,19 @@ class NoAliasLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
+MAX_CONFIG_BYTES = 1_000_000  # a config is a few KB
+
+
 def read_yaml(path: str | os.PathLike) -> Any:
     """A YAML file's content; ValueError naming the file and line where it is not YAML."""
+    text = read_text(path, "a YAML config file", MAX_CONFIG_BYTES)
     try:
-        return yaml.load(Path(path).read_text(encoding="utf-8"), Loader=NoAliasLoader) or {}
+        return yaml.load(text, Loader=NoAliasLoader) or {}
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
-        raise ValueError(f"{path}{line}: not valid YAML ({getattr(error, 'problem', None) or error})") from None
-    except IsADirectoryError:
-        raise ValueError(f"{path}: is a folder; give the YAML config file") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not a text file (UTF-8)") from None
+        problem = " ".join(str(getattr(error, "problem", None) or error).split())  # one line
+        raise ValueError(f"{path}{line}: not valid YAML ({problem})") from None
 
 
 def load_config(path: str | os.PathLike | None, overrides: dict[str, str] | None = None,
