@@ -432,3 +432,30 @@ def test_the_app_and_the_trainer_turn_a_bad_folder_or_config_into_one_line(tmp_p
     said = capsys.readouterr().err.strip()
     assert said.startswith("crm-train:") and "not valid YAML" in said and "\n" not in said
     assert not (tmp_path / "run").exists()
+
+
+def test_generate_refuses_a_non_url_and_stops_when_the_endpoint_cannot_be_reached(tmp_path, capsys):
+    """A wrong --endpoint is refused before any work; a server that refuses every connection stops the run after the
+    first prompts fail (not 80 prompts x retries with backoff) and says so."""
+    import socket
+
+    from usl_space.data_cli import main as usl_data
+    from usl_space.generate import GenerateSettings, generate
+
+    prompts = tmp_path / "prompts.jsonl"
+    write_jsonl(prompts, [{"instruction": 12345}])
+    out = tmp_path / "answers.jsonl"
+    assert usl_data(["generate", "--prompts", str(prompts), "--endpoint", "http://127.0.0.1:9/v1", "--model", "m",
+                     "--output", str(out)]) == 2  # fmt: skip
+    assert "prompts.jsonl:1: instruction: expected non-empty text, got int 12345" in capsys.readouterr().err
+    write_jsonl(prompts, [{"instruction": f"Say {n}."} for n in range(40)])
+    assert usl_data(["generate", "--prompts", str(prompts), "--endpoint", "notaurl", "--model", "m",
+                     "--output", str(out)]) == 2  # fmt: skip
+    assert "--endpoint: expected an http(s) URL" in capsys.readouterr().err and not out.exists()
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = GenerateSettings(f"http://127.0.0.1:{port}/v1", "m", concurrency=2, retries=1, backoff=0.01)
+    report = generate([(n, f"Say {n}.") for n in range(40)], out, settings)
+    assert report.unreachable and report.saved == 0 and len(report.failed) <= 2  # the rest never asked
+    assert out.read_text() == ""  # nothing half-written

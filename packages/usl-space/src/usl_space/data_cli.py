@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 from typing import cast
+from urllib.parse import urlparse
 
 from crm_core.compositional.scorer import CompositionalScorer
 from crm_core.data import (
@@ -137,6 +138,9 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         raise ValueError(f"--temperature: expected a number from 0 to 2, got {args.temperature}")
     if args.timeout <= 0 or args.timeout != args.timeout:
         raise ValueError(f"--timeout: expected a positive number of seconds, got {args.timeout}")
+    endpoint = urlparse(args.endpoint)
+    if endpoint.scheme not in ("http", "https") or not endpoint.netloc:  # else every request fails after retries
+        raise ValueError(f"--endpoint: expected an http(s) URL such as http://127.0.0.1:8000/v1, got {args.endpoint!r}")
     if args.api_key_env and not os.environ.get(args.api_key_env):
         raise ValueError(f"--api-key-env {args.api_key_env}: that environment variable is not set")
     output = check_output(args.output, {"--data": args.data, "--prompts": args.prompts})
@@ -161,10 +165,14 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         print(file=sys.stderr)
     summary = {"output": str(output), "prompts": len(prompts), "already_saved": report.already,
                "saved_now": report.saved, "retried": report.retried, "failed": len(report.failed),
-               "stopped": stop.is_set(), "seconds": round(report.seconds, 1)}  # fmt: skip
+               "stopped": stop.is_set(), "unreachable": bool(report.unreachable),
+               "seconds": round(report.seconds, 1)}  # fmt: skip
     print(json.dumps(summary, indent=2))
     for idx, reason in list(report.failed.items())[:10]:
         print(f"usl-data generate: prompt {idx}: {reason} (a rerun asks again)", file=sys.stderr)
+    if report.unreachable:
+        print(f"usl-data generate: {args.endpoint} could not be reached ({report.unreachable}) and nothing was "
+              "answered, so no further prompt was asked; a rerun continues once it is up", file=sys.stderr)  # fmt: skip
     return 130 if stop.is_set() else (1 if report.failed else 0)
 
 

@@ -53,6 +53,7 @@ class Report:
     failed: dict[int, str] = field(default_factory=dict)
     completion_tokens: int = 0  # the server's count, else streamed chunks (about one token each)
     seconds: float = 0.0
+    unreachable: str = ""  # why, when the endpoint refused every connection before any answer (asking stopped)
 
 
 def saved_answers(path: Path) -> dict[int, dict]:
@@ -99,7 +100,8 @@ def read_prompts(path: Path) -> list[tuple[int, str]]:
     for n, row in rows:
         text = row.get("instruction") if isinstance(row, dict) else None
         if not isinstance(text, str) or not text.strip():
-            problems.append(Problem(str(path), n, "instruction", "expected non-empty text"))
+            found = "" if text is None or isinstance(text, str) else f", got {type(text).__name__} {text!r:.40}"
+            problems.append(Problem(str(path), n, "instruction", f"expected non-empty text{found}"))
             continue
         idx = row.get("idx", len(prompts))
         prompts.append((idx if isinstance(idx, int) and not isinstance(idx, bool) else len(prompts), text))
@@ -146,6 +148,9 @@ def generate(prompts: Sequence[tuple[int, str]], output: Path, settings: Generat
                            "generator": settings.generator or settings.model}  # fmt: skip
                 except Exception as error:  # reported and left for a rerun; the key is never in the message
                     report.failed[idx] = _safe_message(error, key)
+                    if not report.saved and _unreachable(error):  # a wrong URL or a server not up: stop asking
+                        report.unreachable = report.failed[idx]
+                        queue.clear()
                     continue
                 with lock:
                     handle.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -194,6 +199,13 @@ def _ask(client, settings: GenerateSettings, text: str, report: Report, lock: th
                 report.retried += 1
             time.sleep(settings.backoff * 2**attempt * (0.5 + random.random() / 2))
     raise AssertionError("unreachable")
+
+
+def _unreachable(error: Exception) -> bool:
+    """A connection that never opened (refused, no such host), as opposed to a timeout or a server error."""
+    import openai
+
+    return isinstance(error, openai.APIConnectionError) and not isinstance(error, openai.APITimeoutError)
 
 
 def _safe_message(error: Exception, key: str) -> str:
