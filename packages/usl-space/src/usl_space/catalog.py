@@ -5,7 +5,7 @@ of the 2025 benches (models_2025.csv: creative and speechmap).
 The lists were written by hand from public facts (each lab's release announcements): the 40 well-known models of
 early 2024 that the board showed before (../shared/data/usl/alpaca_eval/default_models.txt, kept for continuity;
 `on_board_since` "original") and 15 that people compared in late 2024 (`on_board_since` 2026-11). A model whose
-GPT-4-turbo verdicts trained the quality term is not on it (tests/test_catalog.py checks this against the data).
+GPT-4-turbo verdicts trained the quality term is not on it (tests/test_judging.py checks this against the data).
 In models_2025.csv a release month is blank where it is not known (an alias such as chatgpt-4o-latest moves), and the
 anonymous models say so, weights "unknown".
 """
