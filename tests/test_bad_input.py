@@ -310,6 +310,13 @@ def test_named_files_that_are_missing_folders_or_binary_say_so_with_the_path(tmp
         Profile.load(tmp_path)
     with pytest.raises(ValueError, match=r"ids\.bin: not UTF-8 text"):
         Profile.load(binary)
+    from crm_core.data.importers import read_models_file
+    from usl_space.generate import read_prompts
+
+    with pytest.raises(ValueError, match=r"ids\.bin: not UTF-8 text .*a text file of model names"):
+        read_models_file(binary)
+    with pytest.raises(ValueError, match=r": a folder \(expected a prompts file"):
+        read_prompts(tmp_path)
     try:
         binary.mkdir(parents=True, exist_ok=True)  # what `--cache FILE/x` asks for the folder above it
     except OSError as error:  # a file where a folder must be (usl-rank --cache FILE/x)

@@ -15,6 +15,7 @@ command.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -27,6 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from crm_core.data import DataValidationError, Problem
+from crm_core.guard import read_text
+
+MAX_PROMPTS_FILE_BYTES = 50_000_000  # your own prompts: far more than any bench's
 
 
 @dataclass
@@ -82,21 +86,20 @@ def read_prompts(path: Path) -> list[tuple[int, str]]:
 
     problems: list[Problem] = []
     prompts: list[tuple[int, str]] = []
+    content = read_text(path, "a prompts file: JSON lines {instruction} or a CSV", MAX_PROMPTS_FILE_BYTES)
     if path.suffix.lower() == ".csv":
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            reader = csv.DictReader(handle)
-            if "instruction" not in (reader.fieldnames or []):
-                raise DataValidationError([Problem(str(path), 1, "instruction", "expected a column 'instruction'")])
-            rows = [(n, row) for n, row in enumerate(reader, 2)]
+        reader = csv.DictReader(io.StringIO(content, newline=""))
+        if "instruction" not in (reader.fieldnames or []):
+            raise DataValidationError([Problem(str(path), 1, "instruction", "expected a column 'instruction'")])
+        rows = [(n, row) for n, row in enumerate(reader, 2)]
     else:
         rows = []
-        with open(path, encoding="utf-8-sig") as handle:
-            for n, line in enumerate(handle, 1):
-                if line.strip():
-                    try:
-                        rows.append((n, json.loads(line)))
-                    except json.JSONDecodeError as error:
-                        problems.append(Problem(str(path), n, None, f"not JSON ({error.msg})"))
+        for n, line in enumerate(content.splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append((n, json.loads(line)))
+                except json.JSONDecodeError as error:
+                    problems.append(Problem(str(path), n, None, f"not JSON ({error.msg})"))
     for n, row in rows:
         text = row.get("instruction") if isinstance(row, dict) else None
         if not isinstance(text, str) or not text.strip():

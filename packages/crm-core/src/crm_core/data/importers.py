@@ -24,10 +24,11 @@ import polars as pl
 from crm_core.data.bench import Bench, make_bench
 from crm_core.data.errors import DataValidationError, Problem
 from crm_core.data.lines import invalid_rows, skipping, text_lines
-from crm_core.guard import not_there
+from crm_core.guard import not_there, read_text
 
 ALPACA_EVAL_BASELINE = "gpt4_1106_preview"
 MT_BENCH_BASELINE = "gpt-4"
+MAX_MODELS_FILE_BYTES = 1_000_000  # a list of model names
 MAX_PROBLEMS = 50
 MAX_TEXT_CHARS = 200_000  # one instruction or answer (the longest in the shared benches: 65,477 characters)
 
@@ -137,7 +138,7 @@ def _check_models_known(requested: list[str] | None, available: set[str], where:
 
 def read_models_file(path: str | os.PathLike) -> list[str]:
     """One model name per line; blank lines and '#' comments ignored."""
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    lines = read_text(path, "a text file of model names, one per line", MAX_MODELS_FILE_BYTES).splitlines()
     return [s for s in (line.split("#", 1)[0].strip() for line in lines) if s]
 
 
