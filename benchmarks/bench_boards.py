@@ -205,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     results, table = {}, []
     for name, folder in named_folders(parser, args.model):
         scorer = open_scorer(folder, "onnx")
-        served = (scorer.gate_length_cap, scorer.gate_length_floor)
+        as_served = scorer.serving
+        served = (as_served.gate_length_cap, as_served.gate_length_floor)
         settings = [served, *((c, served[1]) for c in args.gate_length_cap or []),
                     *((served[0], f) for f in args.gate_length_floor or [])]  # fmt: skip
         for bench_name, (bench, ids) in benches.items():
@@ -213,12 +214,12 @@ def main(argv: list[str] | None = None) -> int:
             engine = make_engine(bench, scorer, ScoreCache(":memory:"))
             engine.response_table(progress=True)
             for cap, floor in dict.fromkeys(settings):
-                scorer.gate_length_cap, scorer.gate_length_floor = cap, floor
+                scorer.serving = replace(as_served, gate_length_cap=cap, gate_length_floor=floor)
                 label = name if (cap, floor) == served else f"{name}, length cap {cap:g}, floor {floor:g}"
                 r = judge_bench(engine, bench_name, ids, scores if bench_name == "mt_bench" else {})
                 results.setdefault(label, {})[bench_name] = r
                 table.append(summary(label, bench_name, r))
-            scorer.gate_length_cap, scorer.gate_length_floor = served
+            scorer.serving = as_served
     emit({"summary": table, "crms": results}, args.output, drop=("crms",))
     return 0
 

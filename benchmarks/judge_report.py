@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 TWINS = ("Mixtral-8x7B-Instruct-v0.1", "alpaca-7b", "claude-2.1", "gpt-3.5-turbo-1106", "gpt4_0613",
@@ -257,17 +258,25 @@ def main(argv: list[str] | None = None) -> int:
         engine = make_engine(bench, open_scorer(folder, "onnx"), ScoreCache(":memory:"))
         engine.response_table(progress=True)
         scorer = engine.scorer
-        heads = scorer.heads
-        served = (scorer.quality_gate, scorer.gate_length_slope, heads.weight_scale, heads.soft_strength,
-                  heads.lift_from, heads.lift_share, scorer.gate_length_cap)  # fmt: skip
+        as_served = scorer.serving
+        served = (as_served.quality_gate, as_served.gate_length_slope, as_served.weight_scale, as_served.soft_strength,
+                  as_served.lift_from, as_served.lift_share, as_served.gate_length_cap)  # fmt: skip
         asked = [(*given, *served[len(given) :]) for given in (tuple(map(float, g.split(":"))) for g in args.gate)]
         settings = list(dict.fromkeys([served, *asked]))  # the served setting once
         for gate, slope, scale, strength, lift, share, cap in settings:
             setting = (f"gate {gate:g}, length slope {slope:g}, weight scale {scale:g}, soft strength {strength:g} "
                        f"from {lift:g} share {share:g}, length cap {cap:g}")  # fmt: skip
             label = name if (gate, slope, scale, strength, lift, share, cap) == served else f"{name}, {setting}"
-            scorer.quality_gate, scorer.gate_length_slope, scorer.gate_length_cap = gate, slope, cap
-            heads.weight_scale, heads.soft_strength, heads.lift_from, heads.lift_share = scale, strength, lift, share
+            scorer.serving = replace(
+                as_served,
+                quality_gate=gate,
+                gate_length_slope=slope,
+                gate_length_cap=cap,
+                weight_scale=scale,
+                soft_strength=strength,
+                lift_from=lift,
+                lift_share=share,
+            )
             results[label] = {"model": folder, "quality_gate": gate, "gate_length_slope": slope, "gate_length_cap": cap,
                               "weight_scale": scale,
                               "soft_strength": strength, "lift_from": lift, "lift_share": share,

@@ -211,5 +211,9 @@ def random_compositional_crm(root: Path, fits: int = 1, retuned_top: bool = Fals
                   "criteria.1.weight": rand(k + r, 32, scale=1.0), "criteria.1.bias": rand(k + r)}  # fmt: skip
         member |= {f"criteria_layers.5.{key}": v.float() + rand(*v.shape, scale=0.05) for key, v in top.items()}
         params |= {member_prefix(m) + key: v for key, v in member.items()}
-    manifest = {"config": {"seed": 0}, "data_hash": "test", "properties": list(names)}
+    from crm_core.compositional.serving import ServingConfig
+
+    # served with every setting off: criteria as read (tests switch settings on where they test them)
+    manifest = {"config": {"seed": 0}, "serving": ServingConfig.off().to_json(), "data_hash": "test",
+                "properties": list(names)}  # fmt: skip
     return save_compositional(root / "crm", params, encoder, manifest)

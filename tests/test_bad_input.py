@@ -369,6 +369,7 @@ def test_a_fake_safetensors_file_is_one_line(tmp_path):
 
 def test_nonsense_fit_settings_are_refused_before_any_work(tmp_path):
     """NaN or inf settings, negative step counts and NaN source weights: one line naming the field (both trainers)."""
+    from crm_core.compositional.serving import ServingConfig
     from crm_train.compositional.config import CompositionalConfig
     from crm_train.cross_encoder.config import TrainConfig
 
@@ -378,7 +379,8 @@ def test_nonsense_fit_settings_are_refused_before_any_work(tmp_path):
              (TrainConfig, {"source_weights": {"hh_rlhf": True}}, "source_weights must be finite numbers"),
              (CompositionalConfig, {"criteria_steps": 0}, "criteria_steps: expected at least 1"),
              (CompositionalConfig, {"quality_lr": float("inf")}, "quality_lr: expected a finite number"),
-             (CompositionalConfig, {"nonanswer_penalty": float("nan")}, "nonanswer_penalty: expected a finite"),
+             (ServingConfig, {"nonanswer_penalty": float("nan")}, "nonanswer_penalty: expected a finite"),
+             (ServingConfig, {"quality_gate": True}, "quality_gate: expected a finite"),
              (CompositionalConfig, {"criteria_lr": 0.0}, "criteria_lr: expected a number above 0")]  # fmt: skip
     for config, values, message in cases:
         with pytest.raises(ValueError, match=message):

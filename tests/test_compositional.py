@@ -8,6 +8,7 @@ import gzip
 import hashlib
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ import pytest
 import torch
 from conftest import REPO, random_compositional_crm, write_jsonl
 from crm_core.compositional.scorer import CompositionalScorer, split_criteria
+from crm_core.compositional.serving import ServingConfig
 from crm_core.encoder import write_encoder
 from crm_core.loader import load_crm
 from crm_core.properties import NAMES
@@ -118,7 +120,7 @@ def test_serving_settings_drop_small_weights_and_voices_and_keep_the_saved_table
     plain, each = crm.criteria_side(texts), [crm.criteria_side([t]).weights for t in texts]
     voices = [crm.criteria_side([t]).voice for t in texts]
     cut = float(np.mean([np.linalg.norm(v) for v in voices]))  # between the two voices' lengths
-    crm.heads.weight_threshold, crm.heads.voice_threshold = 0.5, cut
+    crm.serving = replace(crm.serving, weight_threshold=0.5, voice_threshold=cut)
     shrunk = crm.criteria_side(texts)
     # each criterion's weights and voice length are soft-thresholded before they are summed
     assert np.allclose(shrunk.weights, sum(np.sign(w) * np.maximum(np.abs(w) - 0.5, 0) for w in each), atol=1e-6)
@@ -126,20 +128,21 @@ def test_serving_settings_drop_small_weights_and_voices_and_keep_the_saved_table
     assert np.allclose(shrunk.voice, expected, atol=1e-5) and 0 < np.linalg.norm(shrunk.voice) < np.linalg.norm(
         plain.voice)  # fmt: skip
     assert (shrunk.weights == 0).sum() > (plain.weights == 0).sum()
-    crm.heads.weight_scale = 2.5  # the scale multiplies what survives the cut, and leaves the voice alone
+    # the scale multiplies what survives the cut, and leaves the voice alone
+    crm.serving = replace(crm.serving, weight_scale=2.5)
     scaled = crm.criteria_side(texts)
     assert np.allclose(scaled.weights, 2.5 * shrunk.weights, atol=1e-6) and np.allclose(scaled.voice, shrunk.voice)
-    # the settings live in crm.json's config: a saved bench table stays valid when they change
+    # the settings live in crm.json's serving: a saved bench table stays valid when they change
     folder = tmp_path / "crm"
     shutil.copytree(compositional_crm, folder)
     first = toy_engine(folder, ScoreCache(tmp_path / "e.sqlite"))
     before = first.rank(["No emojis."])
     spec = json.loads((folder / "crm.json").read_text(encoding="utf-8"))
-    spec["extra"]["config"].update(weight_threshold=0.5, voice_threshold=1.0, weight_scale=2.0)
+    spec["extra"]["serving"].update(weight_threshold=0.5, voice_threshold=1.0, weight_scale=2.0)
     (folder / "crm.json").write_text(json.dumps(spec), encoding="utf-8")
     second = toy_engine(folder, ScoreCache(tmp_path / "e.sqlite"))
-    heads = second.scorer.heads
-    assert (heads.weight_threshold, heads.voice_threshold, heads.weight_scale) == (0.5, 1.0, 2.0)
+    serving = second.scorer.heads.serving
+    assert (serving.weight_threshold, serving.voice_threshold, serving.weight_scale) == (0.5, 1.0, 2.0)
     assert second.response_table().seconds == 0 and second.checkpoint != first.checkpoint
     after = second.rank(["No emojis."])
     assert [r["mean_preference"] for r in after.rows] != [r["mean_preference"] for r in before.rows]
@@ -323,7 +326,7 @@ def test_a_bench_without_the_reference_panel_compares_each_answer_with_its_other
     from usl_space.instant import panels_of
 
     scorer = CompositionalScorer(compositional_crm)
-    scorer.reference_models, scorer.consensus_scale = ["ref-a", "ref-b"], 0.5
+    scorer.reference_models, scorer.serving = ["ref-a", "ref-b"], replace(scorer.serving, consensus_scale=0.5)
     outputs = {(0, "m1"): "Paris is the capital of France.", (0, "m2"): "The capital of France is Paris.",
                (0, "junk"): "Bananas are rich in potassium.", (1, "m1"): "Two.", (1, "m2"): "2"}  # fmt: skip
     keys = sorted(outputs)
@@ -333,7 +336,7 @@ def test_a_bench_without_the_reference_panel_compares_each_answer_with_its_other
     named = {**outputs, (0, "ref-a"): "Paris.", (1, "ref-b"): "2."}
     named_panels, named_scale = panels_of(scorer, keys, named)
     assert named_scale == 1.0 and named_panels[keys.index((0, "m1"))] == ["Paris."]
-    scorer.consensus_scale = 0.0
+    scorer.serving = replace(scorer.serving, consensus_scale=0.0)
     assert panels_of(scorer, keys, outputs)[0] == [[] for _ in keys]  # no panel, no consensus: nothing compared
 
     queries = ["What is the capital of France?"] * 3
@@ -446,11 +449,12 @@ def test_a_criterion_the_form_gate_reads_as_general_moves_no_property():
     rows[:, :k] = np.random.default_rng(0).normal(0, 1.0, (2, k))
     rows[:, k : k + r] = 1.0
     rows[0, 383], rows[1, 383] = 2.0, -2.0  # about a property; general
-    heads = CompositionalHeads(params)
+    heads = CompositionalHeads(params, ServingConfig.off())
     about, general = heads.criteria_side(rows[:1]), heads.criteria_side(rows[1:])
     assert np.allclose(about.weights, rows[0, :k]) and (general.weights == 0).all()
     assert np.allclose(general.voice, 1.0) and np.allclose(about.voice, 1.0)
-    assert (CompositionalHeads(params, gate_cut=3.0).criteria_side(rows[:1]).weights == 0).all()
+    cut = replace(ServingConfig.off(), form_gate_cut=3.0)
+    assert (CompositionalHeads(params, cut).criteria_side(rows[:1]).weights == 0).all()
 
 
 def test_several_criteria_fits_average_their_readings_before_the_cut(compositional_crm, tmp_path):
@@ -469,7 +473,8 @@ def test_several_criteria_fits_average_their_readings_before_the_cut(composition
               "criteria.0.bias": np.zeros(k + r), "form_gate.0.weight": gate,
               "form_gate.0.bias": np.zeros(1)}  # fmt: skip
     params = {"spread": np.ones(k)} | member | {member_prefix(1) + key: v for key, v in member.items()}
-    heads = CompositionalHeads(params, weight_threshold=0.25)
+    thresholded = replace(ServingConfig.off(), weight_threshold=0.25)
+    heads = CompositionalHeads(params, thresholded)
     assert len(heads.members) == 2 and heads.rank == 2 * r
     one, other = np.zeros((1, 384), np.float32), np.zeros((1, 384), np.float32)
     one[0, :3], other[0, :3] = (1.0, 0.4, -0.8), (0.6, 0.0, -0.8)  # both read property 0 and 2; only one reads 1
@@ -477,7 +482,7 @@ def test_several_criteria_fits_average_their_readings_before_the_cut(composition
     one[0, 383], other[0, 383] = 3.0, -1.0  # the gate: mean logit 1 opens it, alone the second would close it
     both = heads.criteria_side([one, other])
     assert np.allclose(both.weights[:3], (0.55, 0.0, -0.55)) and (both.weights[3:] == 0).all()
-    alone = CompositionalHeads({"spread": np.ones(k)} | member, weight_threshold=0.25).criteria_side(one)
+    alone = CompositionalHeads({"spread": np.ones(k)} | member, thresholded).criteria_side(one)
     assert np.allclose(alone.weights[:3], (0.75, 0.15, -0.55))
     assert np.allclose(both.voice, [0.5] * r + [1.5] * r)
     side = heads.response_side(np.zeros((2, 384)), np.eye(2, 384), np.zeros((2, k)))

@@ -337,6 +337,21 @@ def test_the_compositional_config_defaults_are_the_shipped_recipe():
     assert set(shipped) - set(defaults) <= {"threshold_in_fit", "voice_penalty", *removed}
 
 
+def test_the_serving_defaults_are_the_shipped_settings_and_old_folders_serve_as_they_did(tmp_path):
+    """ServingConfig() is how the shipped CRM is served (crm.json `serving`); a folder written before that key
+    existed reads the same names from `config`, and a setting it predates is off, as it was served then."""
+    from crm_core.compositional.serving import ServingConfig
+
+    shipped = json.loads((REPO / "space/models/crm-compositional/crm.json").read_text())["extra"]
+    assert ServingConfig.from_extra(shipped, tmp_path) == ServingConfig()
+    old = {"config": {"seed": 0, "quality_gate": 0.3, "weight_scale": 1.5, "criteria_steps": 2000}}
+    served = ServingConfig.from_extra(old, tmp_path)
+    assert (served.quality_gate, served.weight_scale, served.nonanswer_penalty, served.weight_threshold) == (
+        0.3, 1.5, 0.0, 0.0)  # fmt: skip
+    # the settings a folder leaves out: the defaults
+    assert ServingConfig.from_extra({"serving": {"quality_gate": 0.1}}, tmp_path).weight_scale == 1.5
+
+
 class Planted:
     """What an attacker leaves in an output folder: unpickling it would create `path`."""
 

@@ -207,7 +207,7 @@ def test_a_wish_for_caution_gives_declining_answers_their_penalty_back(crm_folde
     folder = tmp_path / "crm"
     shutil.copytree(crm_folder, folder)
     spec = json.loads((folder / "crm.json").read_text())
-    spec["extra"].setdefault("config", {}).update(nonanswer_penalty=1.0, lift_from=0.5)
+    spec["extra"]["serving"].update(nonanswer_penalty=1.0, lift_from=0.5)
     (folder / "crm.json").write_text(json.dumps(spec))
     crm = load_crm(folder)
     n, r = NAMES.index("nonanswer"), NAMES.index("refusal")

@@ -1,6 +1,7 @@
 """crm_core.nonanswer: refusals, evasions and echoes found by code, and the quality a non-answer loses."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -56,12 +57,12 @@ def test_the_scorer_takes_the_penalty_off_quality_and_a_saved_side_made_without_
     texts = ["I'm sorry, but I can't help with that.", "In Brussels town, where rules are spun, the fun is done."]
     base = plain.response_side([ASK, ASK], texts).quality
     penalised = CompositionalScorer(folder)
-    penalised.nonanswer_penalty = 1.5
+    penalised.serving = replace(penalised.serving, nonanswer_penalty=1.5)
     np.testing.assert_allclose(penalised.response_side([ASK, ASK], texts).quality, base - [1.5, 0.0], atol=1e-9)
     spec = json.loads((folder / "crm.json").read_text())
-    spec["extra"]["config"]["nonanswer_penalty"] = 1.5
+    spec["extra"]["serving"]["nonanswer_penalty"] = 1.5
     (folder / "crm.json").write_text(json.dumps(spec))
-    assert CompositionalScorer(folder).nonanswer_penalty == 1.5
+    assert CompositionalScorer(folder).serving.nonanswer_penalty == 1.5
     assert CompositionalScorer(folder).response_side_id != plain.response_side_id
 
 
@@ -82,12 +83,12 @@ def test_the_scorer_flags_an_answer_cut_short_only_when_told_to_and_keys_its_tab
     from crm_core.compositional.scorer import CompositionalScorer
 
     scorer = CompositionalScorer(random_compositional_crm(tmp_path))
-    scorer.nonanswer_penalty = 1.0
+    scorer.serving = replace(scorer.serving, nonanswer_penalty=1.0)
     essays = ["In Brussels the forms pile high and every stamp needs two more stamps. " * 20] * 4
     texts = ["Brussels has forms.", essays[0]]
     off = scorer.response_side([ASK, ASK], texts, [essays, essays]).quality
     before = scorer.response_side_id
-    scorer.cut_short_doublings = 3.0
+    scorer.serving = replace(scorer.serving, cut_short_doublings=3.0)
     on = scorer.response_side([ASK, ASK], texts, [essays, essays]).quality
     np.testing.assert_allclose(on, off - [1.0, 0.0], atol=1e-9)
     assert scorer.response_side_id != before

@@ -149,14 +149,15 @@ def test_crm_json_serving_settings_and_panel_are_checked_by_value(tmp_path):
 
     compositional_folder = random_compositional_crm(tmp_path / "made")
 
-    for field, value, message in (("quality_gate", float("nan"), "extra.config.quality_gate: expected a finite"),
-                                  ("weight_scale", "1.5", "extra.config.weight_scale: expected a finite"),
+    for field, value, message in (("quality_gate", float("nan"), "extra.serving.quality_gate: expected a finite"),
+                                  ("weight_scale", "1.5", "extra.serving.weight_scale: expected a finite"),
+                                  ("weight_sclae", 1.5, "extra.serving.weight_sclae: not a serving setting"),
                                   ("reference_models", "gpt4_1106_preview",
                                    "extra.reference_models: expected a list")):  # fmt: skip
         folder = tmp_path / field
         shutil.copytree(compositional_folder, folder)
         spec = json.loads((folder / "crm.json").read_text())
-        (spec["extra"] if field == "reference_models" else spec["extra"].setdefault("config", {}))[field] = value
+        (spec["extra"] if field == "reference_models" else spec["extra"]["serving"])[field] = value
         (folder / "crm.json").write_text(json.dumps(spec))
         with pytest.raises(ValueError, match=message):
             CompositionalScorer(folder)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -174,7 +175,8 @@ def test_a_soft_criterion_weighs_the_same_whatever_its_wording_and_a_must_counts
     texts = ["Keep it brief.", "Never use emojis."]
     read = [scorer.criteria_side([t]).weights for t in texts]
     assert np.abs(read[0]).max() > 0  # the random heads read something: there is a strength to set
-    heads.soft_strength, heads.lift_from, heads.lift_share = 0.6, 0.0, 0.0  # every soft reading set to the strength
+    # every soft reading set to the strength
+    heads.serving = replace(heads.serving, soft_strength=0.6, lift_from=0.0, lift_share=0.0)
     memory = heads.memory
     shrunk = memory.at_strength(strong, 0.6, 0.5)
     assert shrunk[WORDS] == pytest.approx(-0.6 * 2.5) and shrunk[EMOJI] == pytest.approx(0.7 * 1.5 / 3.5)

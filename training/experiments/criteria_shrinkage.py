@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -160,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     # (--weight-scales) at the thresholds in crm.json
     board = mt_bench_board(judge, args.shared)
     if args.gate_cuts:
-        settings = [{"gate_cut": cut} for cut in GATE_CUTS]
+        settings = [{"form_gate_cut": cut} for cut in GATE_CUTS]
     elif args.weight_scales:
         settings = [{"weight_scale": scale} for scale in WEIGHT_SCALES]
     else:
@@ -168,8 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     grid = []
     try:
         for setting in settings:
-            for name, value in setting.items():
-                setattr(judge.heads, name, value)
+            judge.heads.serving = replace(judge.heads.serving, **setting)
             grid.append({**setting, **card(judge, dev_groups, dev_dsp, board)})
             print(grid[-1], file=sys.stderr, flush=True)
     finally:
@@ -184,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
                 if all(g[k] >= base[k] - args.slack for k in ("properties_mean", "combined", "dsp_flip"))]  # fmt: skip
         chosen = max(kept, key=lambda g: (g["silent"], *(-g[name] for name in settings[0])))
     if args.gate_cuts or args.weight_scales or args.development_only:  # these are scanned on development data only
-        held_at = {"weight_threshold": judge.heads.weight_threshold, "voice_threshold": judge.heads.voice_threshold}
+        serving = judge.heads.serving
+        held_at = {"weight_threshold": serving.weight_threshold, "voice_threshold": serving.voice_threshold}
         emit({"model": str(args.model), "slack": args.slack,
               **(held_at if args.gate_cuts or args.weight_scales else {}),
               "development_grid": grid, "chosen": chosen}, args.output)  # fmt: skip
@@ -193,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     test = {}
     for name, threshold, voice in (("unshrunk", 0.0, 0.0), ("chosen", chosen["weight_threshold"],
                                                             chosen["voice_threshold"])):  # fmt: skip
-        judge.heads.weight_threshold, judge.heads.voice_threshold = threshold, voice
+        judge.heads.serving = replace(judge.heads.serving, weight_threshold=threshold, voice_threshold=voice)
         test[name] = {"weight_threshold": threshold, "voice_threshold": voice, **card(judge, test_groups, test_dsp)}
     emit({"model": str(args.model), "slack": args.slack, "development_grid": grid, "chosen": chosen,
           "report_card_data": test}, args.output)  # fmt: skip

@@ -24,6 +24,7 @@ import argparse
 import csv
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -60,7 +61,7 @@ def pair_shares(engine, ids: list[int], models: list[str], flags: np.ndarray, cr
     """Over prompts, every (unflagged, flagged) pair of answers: the share the judge decides for the unflagged."""
     from crm_core.compositional.scorer import judged_logit
 
-    crm = engine.compositional
+    serving = engine.compositional.serving
     quality, soft, must, words = engine.parts(criteria, [], ids, models)
     won = total = 0
     for i in range(len(ids)):
@@ -69,8 +70,8 @@ def pair_shares(engine, ids: list[int], models: list[str], flags: np.ndarray, cr
         for b in bad:
             g = np.array(good)
             logit = judged_logit(quality[i, g] - quality[i, b], soft[i, g] - soft[i, b], must[i, g] - must[i, b],
-                                 crm.quality_gate, words[i, g] - words[i, b], crm.gate_length_slope,
-                                 crm.gate_length_cap)  # fmt: skip
+                                 serving.quality_gate, words[i, g] - words[i, b], serving.gate_length_slope,
+                                 serving.gate_length_cap)  # fmt: skip
             won += int((logit > 0).sum())
             total += len(g)
     return {"pairs": total, "answer_wins": round(won / max(1, total), 3)}
@@ -89,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     from usl_space.loading import make_engine, open_scorer
 
     scorer = open_scorer(args.model, "onnx")
-    scorer.nonanswer_penalty = 0.0  # the table is built without it; each penalty is applied to it below
+    # the table is built without it; each penalty is applied to it below
+    scorer.serving = replace(scorer.serving, nonanswer_penalty=0.0)
     benches = open_benches(args.shared, ["speechmap", "alpaca_eval", "creative", "mt_bench"], "training")
     result: dict = {"labels": check_labels(benches["speechmap"][0]), "flagged": {}, "penalties": {}}
     for name, (bench, half) in benches.items():

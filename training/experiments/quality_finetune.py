@@ -224,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from crm_core.compositional.heads import CompositionalHeads
+    from crm_core.compositional.serving import ServingConfig
     from crm_train.compositional import sources as S
     from crm_train.compositional.evaluate import Judge
     from crm_train.compositional.train import CompositionalConfig, fit_quality, linear_params, pair_tensors
@@ -246,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     def heads_of(quality_net) -> CompositionalHeads:
         params = {k: v.detach().numpy() for k, v in linear_params(quality_net.quality, "quality").items()}
         params.update({"spread": spread, "voice_proj": np.zeros((1, 384), np.float32)})
-        return CompositionalHeads(params)
+        return CompositionalHeads(params, ServingConfig.off())
 
     results = {"args": {k: _portable(v) for k, v in vars(args).items()}, "training_pairs": sources,
                "validation_pairs": len(val_pairs), "max_tokens": max_tokens}  # fmt: skip

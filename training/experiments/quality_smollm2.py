@@ -175,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
 
     sys.path.insert(0, str(REPO / "training" / "experiments"))
     from crm_core.compositional.heads import CompositionalHeads
+    from crm_core.compositional.serving import ServingConfig
     from crm_train.compositional.evaluate import Judge, human_report, leaderboard_report
     from crm_train.compositional.features import Features
     from crm_train.compositional.train import CompositionalConfig, fit_quality, linear_params, pair_tensors
@@ -203,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         results[name] = {
             "fit": log,
             "fit_seconds": round(time.perf_counter() - started, 1),
-            **judge_report(judge, CompositionalHeads(params), args.shared, val_pairs, quick=True),
+            **judge_report(judge, CompositionalHeads(params, ServingConfig.off()), args.shared, val_pairs, quick=True),
         }
         if not args.quick:
             results[name]["human_test"] = human_report(judge, args.shared)

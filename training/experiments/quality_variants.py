@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         scratch = tempfile.TemporaryDirectory()
         args.model = with_token_window(args.model, args.max_tokens, Path(scratch.name))
     from crm_core.compositional.heads import CompositionalHeads
+    from crm_core.compositional.serving import ServingConfig
     from crm_train.compositional import sources as S
     from crm_train.compositional.evaluate import Judge, human_report, leaderboard_report
     from crm_train.compositional.train import (
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         params = {k: v.numpy() for k, v in linear_params(net.quality, "quality").items()}
         params.update({"spread": spread, "refsim_weight": net.refsim_weight.detach().numpy().reshape(1),
                        "voice_proj": np.zeros((1, 384), np.float32)})  # fmt: skip
-        judge.heads = CompositionalHeads(params)
+        judge.heads = CompositionalHeads(params, ServingConfig.off())
         results[name] = {"validation": _validation(judge, ann_val, human_val, config), "fit": log,
                          "leaderboard_training_half": _brief(leaderboard_report(judge, args.shared, "training")),
                          "human_test": human_report(judge, args.shared),
@@ -124,6 +125,7 @@ def _boost_grid(judge, shared: Path, annotations: list, validation: list, human_
 
     from crm_core.agreement import kendall_tau
     from crm_core.compositional.heads import CompositionalHeads
+    from crm_core.compositional.serving import ServingConfig
     from crm_train.compositional.evaluate import leaderboard_report, published_lc
     from crm_train.compositional.train import (
         CompositionalConfig,
@@ -159,7 +161,7 @@ def _boost_grid(judge, shared: Path, annotations: list, validation: list, human_
         params = {k: v.numpy() for k, v in linear_params(boosted.quality, "quality").items()}
         params.update({"spread": spread, "refsim_weight": boosted.refsim_weight.detach().numpy().reshape(1),
                        "voice_proj": np.zeros((1, 384), np.float32)})  # fmt: skip
-        judge.heads = CompositionalHeads(params)
+        judge.heads = CompositionalHeads(params, ServingConfig.off())
         ranked = [m for m in held_out[boost] if m in lc]
         tau_models = kendall_tau(np.array([held_out[boost][m] for m in ranked]), np.array([lc[m] for m in ranked]))
         dev = leaderboard_report(judge, shared, "training")["tau_vs_lc"]
@@ -191,12 +193,13 @@ def _validation(judge, ann_val, human_val, config) -> dict:
 def _refsim_alone(judge, shared, leaderboard_report) -> dict:
     """Quality = cosine to the reference answer, nothing else (the issue's cheap signal)."""
     from crm_core.compositional.heads import CompositionalHeads
+    from crm_core.compositional.serving import ServingConfig
 
     k = len(judge.heads.spread)
     params = {"spread": judge.heads.spread, "refsim_weight": np.ones(1, np.float32),
               "voice_proj": np.zeros((1, 384), np.float32), "quality.0.weight": np.zeros((1, 384 * 2 + k), np.float32),
               "quality.0.bias": np.zeros(1, np.float32)}  # fmt: skip
-    judge.heads = CompositionalHeads(params)
+    judge.heads = CompositionalHeads(params, ServingConfig.off())
     return {
         "leaderboard_training_half": _brief(leaderboard_report(judge, shared, "training")),
         "leaderboard_evaluation_half": leaderboard_report(judge, shared),

@@ -14,6 +14,7 @@ import argparse
 import collections
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -55,16 +56,17 @@ def training_read_back(scorer) -> dict:
              for sign, texts in zip((1, -1), lists, strict=True) for t in texts]  # fmt: skip
     drawn = random.Random(0).sample(P.training_bank(0, 0.0, wide=True), 1500)
     heads, out = scorer.heads, {}
-    memory, strength = heads.memory, heads.soft_strength
+    memory, served = heads.memory, heads.serving
     for name, bank in (("whole sentences", whole), ("1,500 of the wide bank", drawn)):
         out[name] = {"must criteria": sum(is_must(p.text) for p in bank)}
         for stage in ("readers alone", "as served"):
-            heads.memory, heads.soft_strength = (None, 0.0) if stage == "readers alone" else (memory, strength)
+            alone = stage == "readers alone"
+            heads.memory, heads.serving = (None, replace(served, soft_strength=0.0)) if alone else (memory, served)
             said = collections.Counter(verdict(scorer.criteria_sides([p.text])[0].weights, NAMES.index(p.prop), p.sign)
                                        for p in bank if not is_must(p.text))  # fmt: skip
             out[name][stage] = dict(said)
             print(f"{name}, {stage}: {dict(said)}")
-    heads.memory, heads.soft_strength = memory, strength
+    heads.memory, heads.serving = memory, served
     return out
 
 

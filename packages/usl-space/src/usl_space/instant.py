@@ -42,11 +42,11 @@ def panels_of(scorer: CompositionalScorer, keys: Sequence[tuple[int, str]],
         named = [[reference_outputs[(i, p)] for p in panel if (i, p) in reference_outputs] for i, _ in keys]
         if 2 * sum(map(bool, named)) >= len(keys):  # the bench has the panel's answers
             return named, 1.0
-    if scorer.consensus_scale > 0:
+    if scorer.serving.consensus_scale > 0:
         by_query: dict[int, list[str]] = {}
         for (i, _), text in sorted(reference_outputs.items()):
             by_query.setdefault(i, []).append(text)
-        return [by_query.get(i, []) for i, _ in keys], scorer.consensus_scale
+        return [by_query.get(i, []) for i, _ in keys], scorer.serving.consensus_scale
     return named, 1.0
 
 

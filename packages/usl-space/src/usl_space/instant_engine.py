@@ -46,7 +46,8 @@ class InstantEngine(Engine):
         """What the saved response side depends on: the CRM's response side and the consensus weight (a bench
         without the reference panel's answers compares each answer with its other answers at that weight)."""
         scorer = self.compositional
-        scale = f"-consensus{scorer.consensus_scale:g}" if scorer.consensus_scale else ""
+        consensus = scorer.serving.consensus_scale
+        scale = f"-consensus{consensus:g}" if consensus else ""
         return scorer.response_side_id + scale
 
     def response_table(self, progress: bool = False) -> ResponseTable:
@@ -106,9 +107,10 @@ class InstantEngine(Engine):
 
     def _gated(self, parts: tuple[np.ndarray, ...], models: list[str]) -> tuple[np.ndarray, np.ndarray]:
         quality, soft, must, log_words = parts
-        crm = self.compositional
-        return gated_matrices(quality, soft, must, models.index(self.baseline), crm.quality_gate, log_words,
-                              crm.gate_length_slope, crm.gate_length_cap, crm.gate_length_floor)  # fmt: skip
+        serving = self.compositional.serving
+        return gated_matrices(quality, soft, must, models.index(self.baseline), serving.quality_gate, log_words,
+                              serving.gate_length_slope, serving.gate_length_cap,
+                              serving.gate_length_floor)  # fmt: skip
 
     def _boards(self, criteria: list[str], dislikes: list[str], ordered: list[int], models: list[str],
                 started: float, settings: dict[str, Any]) -> Iterator[Leaderboard]:  # fmt: skip

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from crm_core.compositional.memory import PhrasingMemory
+from crm_core.compositional.serving import ServingConfig
 from crm_core.properties import NAMES
 
 CRITERIA_LAYERS = "criteria_layers."
@@ -81,12 +82,13 @@ class CriteriaSide:
 class CompositionalHeads:
     """The small networks of the CRM, in NumPy: quality, criteria weights and voice.
 
-    Two serving settings (the fitting config's `weight_threshold` and `voice_threshold`) keep a criterion from
+    The serving settings (`serving`, crm_core.compositional.serving) say how criteria are read. Two of them
+    (`weight_threshold` and `voice_threshold`) keep a criterion from
     moving what it does not speak about: each criterion's property weights are soft-thresholded (|w| - threshold,
     0 below it: the small weights a sentence gives properties it never mentions go), and so is the length of its
     voice vector (a domain or tone criterion has a voice ten times longer than a general one such as "I'm a nurse").
     Heads fitted with a form gate (`form_gate.*`) also drop all property weights of a criterion whose gate logit is
-    below `gate_cut`: one the gate reads as general (who the user is, what it is for, "be accurate").
+    below `form_gate_cut`: one the gate reads as general (who the user is, what it is for, "be accurate").
     `weight_scale` multiplies the property weights that survive: how far a typed criterion may outweigh quality.
 
     Heads may hold several criteria fits (`member_prefix`), each with its own head, gate, voice projection and
@@ -105,18 +107,14 @@ class CompositionalHeads:
     strong). 0: as read.
     """
 
-    def __init__(self, params: dict[str, np.ndarray], weight_threshold: float = 0.0, voice_threshold: float = 0.0,
-                 gate_cut: float = 0.0, weight_scale: float = 1.0, memory: PhrasingMemory | None = None,
-                 soft_strength: float = 0.0, lift_from: float = 0.0, lift_share: float = 0.0):  # fmt: skip
+    def __init__(self, params: dict[str, np.ndarray], serving: ServingConfig, memory: PhrasingMemory | None = None):
         self.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items()
                        if CRITERIA_LAYERS not in k and not k.startswith(QUALITY_LAYERS)}  # fmt: skip
         self.members = [member_params(self.params, m) for m in range(count_members(self.params))]
         self.spread = self.params["spread"]
         self.rank = sum(m["voice_proj"].shape[0] for m in self.members)
-        self.weight_threshold, self.voice_threshold = float(weight_threshold), float(voice_threshold)
-        self.gate_cut, self.weight_scale = float(gate_cut), float(weight_scale)
+        self.serving = serving
         self.memory = memory
-        self.soft_strength, self.lift_from, self.lift_share = float(soft_strength), float(lift_from), float(lift_share)
         # the reference signals' weights: fitted ones from the heads, unless crm.json gives others
         self.reference_weights = {k: float(self.params[k][0]) for k in REFERENCE_WEIGHTS if k in self.params}
 
@@ -153,30 +151,32 @@ class CompositionalHeads:
             return CriteriaSide(np.zeros(k, np.float32), np.zeros(self.rank, np.float32))
         outs = [mlp(m, "criteria", vecs) for m, vecs in zip(self.members, per_member, strict=True)]
         raw = np.mean([out[:, :k] for out in outs], axis=0)  # one row per criterion
-        weights = np.sign(raw) * np.maximum(np.abs(raw) - self.weight_threshold, 0.0) * self.weight_scale
+        serving = self.serving
+        weights = np.sign(raw) * np.maximum(np.abs(raw) - serving.weight_threshold, 0.0) * serving.weight_scale
         if "form_gate.0.weight" in self.members[0]:  # a criterion the gate reads as general moves no property
             logit = np.mean([mlp(m, "form_gate", v) for m, v in zip(self.members, per_member, strict=True)], axis=0)
-            weights = weights * (logit >= self.gate_cut)
+            weights = weights * (logit >= serving.form_gate_cut)
         if self.memory is not None and sentence_vecs is not None:
             said = texts if texts is not None else [None] * len(weights)
             weights = np.stack([self.memory.override(w, v, t)
                                 for w, v, t in zip(weights, sentence_vecs, said, strict=True)])  # fmt: skip
-        if soft and self.memory is not None and self.soft_strength > 0:
-            weights = np.stack([self.memory.at_strength(w, self.soft_strength, self.lift_from, self.lift_share)
-                                for w in weights])  # fmt: skip
+        if soft and self.memory is not None and serving.soft_strength > 0:
+            weights = np.stack([self.memory.at_strength(w, serving.soft_strength, serving.lift_from,
+                                                        serving.lift_share) for w in weights])  # fmt: skip
         voices = []
         for out in outs:
             length = np.linalg.norm(out[:, k:], axis=1, keepdims=True)
-            voices.append(out[:, k:] * np.maximum(length - self.voice_threshold, 0.0) / np.maximum(length, 1e-12))
+            voices.append(out[:, k:] * np.maximum(length - serving.voice_threshold, 0.0) / np.maximum(length, 1e-12))
         voice = np.concatenate(voices, axis=1).sum(axis=0) / len(self.members)
         return CriteriaSide(weights.sum(axis=0), voice)
 
     def unsure(self, soft_weights: np.ndarray) -> bool:
         """A soft sentence's served weights that were left as read because the reading was weak or spread over
         several properties (PhrasingMemory.unsure): it counts only weakly; False when no strength is set."""
-        if self.memory is None or self.soft_strength <= 0:
+        serving = self.serving
+        if self.memory is None or serving.soft_strength <= 0:
             return False
-        return self.memory.unsure(soft_weights, self.soft_strength, self.lift_from, self.lift_share)
+        return self.memory.unsure(soft_weights, serving.soft_strength, serving.lift_from, serving.lift_share)
 
     @staticmethod
     def scores(side: ResponseSide, crit: CriteriaSide, with_quality: bool = True) -> np.ndarray:

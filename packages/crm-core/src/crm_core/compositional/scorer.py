@@ -55,6 +55,7 @@ from crm_core.compositional.reference import (
     panel_similarity,
     relative_length,
 )
+from crm_core.compositional.serving import ServingConfig
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder
 from crm_core.nonanswer import VERSION as NONANSWER_VERSION
 from crm_core.nonanswer import cut_short, echoes
@@ -129,25 +130,6 @@ def quality_encoder(folder: Path, params: dict[str, np.ndarray], threads: int | 
 
 
 FULL_WEIGHT = tuple(NAMES.index(name) for name in ("nonanswer", "other_language"))  # counted as musts are
-SERVING_DEFAULTS = {"weight_threshold": 0.0, "voice_threshold": 0.0, "form_gate_cut": 0.0, "weight_scale": 1.0,
-                    "soft_strength": 0.0, "lift_from": 0.0, "lift_share": 0.0, "quality_gate": 0.0,
-                    "gate_length_slope": 0.0, "gate_length_cap": 0.0, "gate_length_floor": 0.0,
-                    "consensus_scale": 0.0, "nonanswer_penalty": 0.0, "cut_short_doublings": 0.0}  # fmt: skip
-
-
-def serving_settings(extra: dict, folder: Path) -> dict[str, float]:
-    """crm.json's serving settings (`extra.config`), each a finite number (its default when absent): a NaN gate or a
-    text weight would change every board silently, so it is an error naming the field."""
-    config = extra.get("config", {})
-    if not isinstance(config, dict):
-        raise ValueError(f"{folder / 'crm.json'}: extra.config: expected an object, got {type(config).__name__}")
-    out = {}
-    for key, default in SERVING_DEFAULTS.items():
-        value = config.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
-            raise ValueError(f"{folder / 'crm.json'}: extra.config.{key}: expected a finite number, got {value!r}")
-        out[key] = float(value)
-    return out
 
 
 def criteria_encoder(encoder: TextEncoder, params: dict[str, np.ndarray]) -> TextEncoder:
@@ -174,36 +156,13 @@ class CompositionalScorer:
             raise ValueError(f"{folder}: crm.json kind is {self.spec.kind!r}, not 'compositional'")
         heads_bytes = (self.folder / HEADS_FILE).read_bytes()  # read once: the weights and the digest below
         params = load(heads_bytes)
-        serving = serving_settings(self.spec.extra, self.folder)
+        serving = ServingConfig.from_extra(self.spec.extra, self.folder)
         fitted_with = self.spec.extra.get("properties", list(NAMES[: len(params["spread"])]))
         if list(fitted_with) != list(NAMES[: len(fitted_with)]) or len(fitted_with) != len(params["spread"]):
             raise ValueError(f"{self.folder / 'crm.json'}: extra.properties: expected the first "
                              f"{len(params['spread'])} of {list(NAMES)}, got {fitted_with!r}")  # fmt: skip
-        self.heads = CompositionalHeads(
-            params,
-            serving["weight_threshold"],
-            serving["voice_threshold"],
-            serving["form_gate_cut"],
-            serving["weight_scale"],
-            PhrasingMemory.load(self.folder),
-            serving["soft_strength"],
-            serving["lift_from"],
-            serving["lift_share"],
-        )
+        self.heads = CompositionalHeads(params, serving, PhrasingMemory.load(self.folder))
         self.heads.reference_weights.update(self.spec.extra.get("reference_weights", {}))
-        self.quality_gate = serving["quality_gate"]  # judged_logit's gate (0: criteria add up)
-        self.gate_length_slope = serving["gate_length_slope"]
-        self.gate_length_cap = serving["gate_length_cap"]
-        self.gate_length_floor = serving["gate_length_floor"]  # boards only (usl_space.board)
-        # on a bench without the reference panel's answers, the quality term compares each answer with the bench's
-        # other answers to its query, this much weight on that consensus (usl_space.instant.panels_of; 0: none)
-        self.consensus_scale = serving["consensus_scale"]
-        # quality taken off a non-answer (a refusal, an evasion, the prompt echoed: crm_core.nonanswer), so no soft
-        # wish reads it as a short answer of comparable quality (0: none)
-        self.nonanswer_penalty = serving["nonanswer_penalty"]
-        # ... and off an answer this many doublings shorter than the bench's other answers to its query, where those
-        # run long (crm_core.nonanswer.cut_short: an essay cut to its first sentence; 0: not looked for)
-        self.cut_short_doublings = serving["cut_short_doublings"]
         if backend == "auto":
             backend = "onnx" if has_parts(self.folder) else "torch"
         if backend not in ("torch", "onnx"):
@@ -257,6 +216,15 @@ class CompositionalScorer:
         self._sentence_cache = lru_cache(maxsize=4096)(lambda text: self.encoder.encode([text])[0])
 
     @property
+    def serving(self) -> ServingConfig:
+        """The serving settings (crm_core.compositional.serving), held by the heads, which read half of them."""
+        return self.heads.serving
+
+    @serving.setter
+    def serving(self, serving: ServingConfig) -> None:
+        self.heads.serving = serving
+
+    @property
     def identity(self) -> str:
         return self.encoder.identity
 
@@ -266,10 +234,10 @@ class CompositionalScorer:
         and the non-answer penalty, which is part of quality), not the other serving settings: a saved bench table
         survives a change of those. Read at each use, so a penalty changed after loading keys its own tables."""
         measured = f"{self._side_digest}-properties{PROPERTIES_VERSION}"
-        if not self.nonanswer_penalty:
+        if not self.serving.nonanswer_penalty:
             return measured
-        cut = f"-cut{self.cut_short_doublings:g}" if self.cut_short_doublings > 0 else ""
-        return f"{measured}-nonanswer{self.nonanswer_penalty:g}v{NONANSWER_VERSION}{cut}"
+        cut = f"-cut{self.serving.cut_short_doublings:g}" if self.serving.cut_short_doublings > 0 else ""
+        return f"{measured}-nonanswer{self.serving.nonanswer_penalty:g}v{NONANSWER_VERSION}{cut}"
 
     def _encode_one_criterion(self, text: str) -> np.ndarray:
         """(members, 384): the sentence as each criteria fit's encoder reads it."""
@@ -308,14 +276,14 @@ class CompositionalScorer:
         for more of it, the line under which a reading counts as stray (CompositionalHeads); echoes and answers cut
         short keep the penalty."""
         n, r = NAMES.index("nonanswer"), NAMES.index("refusal")
-        if not self.nonanswer_penalty or n >= len(must.weights):
+        if not self.serving.nonanswer_penalty or n >= len(must.weights):
             return must
         typical = self.heads.memory.magnitude[[n, r], 1] if self.heads.memory is not None else np.ones(2)
         reading = np.array([must.weights[n], soft.weights[r] + must.weights[r]])
-        if not np.any(reading >= max(self.heads.lift_from, 1e-6) * typical):
+        if not np.any(reading >= max(self.serving.lift_from, 1e-6) * typical):
             return must
         must = CriteriaSide(must.weights.copy(), must.voice)
-        must.weights[n] += self.nonanswer_penalty * float(self.heads.spread[n])
+        must.weights[n] += self.serving.nonanswer_penalty * float(self.heads.spread[n])
         return must
 
     def unsure(self, soft: CriteriaSide) -> bool:
@@ -376,13 +344,14 @@ class CompositionalScorer:
         phi = measure_many(responses, queries)
         side = self.heads.response_side(qvec[[where[q] for q in queries]], rvec, phi, refsim, lexsim, rel_length,
                                         quality_vecs)  # fmt: skip
-        if self.nonanswer_penalty:
+        serving = self.serving
+        if serving.nonanswer_penalty:
             # the nonanswer property already holds the refusal and evasion test; only the echo needs the query
             echoed = [echoes(q, r) for q, r in zip(queries, responses, strict=True)]
             flags = np.maximum(phi[:, NAMES.index("nonanswer")], np.array(echoed, np.float32))
-            if panels is not None and self.cut_short_doublings > 0:  # the others' answers known: one cut to a line
-                flags = np.maximum(flags, cut_short(responses, panels, self.cut_short_doublings))
-            side.quality -= self.nonanswer_penalty * flags
+            if panels is not None and serving.cut_short_doublings > 0:  # the others' answers known: one cut to a line
+                flags = np.maximum(flags, cut_short(responses, panels, serving.cut_short_doublings))
+            side.quality -= serving.nonanswer_penalty * flags
         return side
 
     def score_points(self, criteria: Sequence[str], dislikes: Sequence[str], items: Sequence[tuple[str, str]],
@@ -409,7 +378,7 @@ class CompositionalScorer:
             quality_gap = side.quality[a] - side.quality[b] if with_quality else np.zeros(len(rows))
             length = side.log_words(self.heads.spread)
             logit[rows] = judged_logit(quality_gap, soft_score[a] - soft_score[b], must_score[a] - must_score[b],
-                                       self.quality_gate if with_quality else 0.0, length[a] - length[b],
-                                       self.gate_length_slope, self.gate_length_cap)  # fmt: skip
+                                       self.serving.quality_gate if with_quality else 0.0, length[a] - length[b],
+                                       self.serving.gate_length_slope, self.serving.gate_length_cap)  # fmt: skip
         p_a = 1 / (1 + np.exp(-logit))
         return PairScores(p_a, p_a, p_a.copy() if symmetric else np.full_like(p_a, np.nan))

@@ -14,7 +14,9 @@ def _f(default, help: str):
 @dataclass
 class CompositionalConfig:
     """Every setting of a compositional CRM fit (crm-train reads it from YAML when `kind: compositional`). The
-    defaults are the shipped CRM's recipe (space/models/crm-compositional, crm.json `config`); a test keeps them so."""
+    defaults are the shipped CRM's recipe (space/models/crm-compositional, crm.json `config`); a test keeps them so.
+    How the fitted CRM is served (thresholds, gate, non-answer penalty) is not a fitting setting: that is
+    crm_core.compositional.serving.ServingConfig, written into every folder as crm.json `serving`."""
 
     kind: str = _f("compositional", "which trainer reads this config")
     shared: str = _f("../shared/data", "the shared data folder (../shared/data/README.md)")
@@ -74,10 +76,7 @@ class CompositionalConfig:
         "weight of the form gate's loss: a classifier on the criteria embedding that tells a sentence about a "
         "measured property (the phrasing bank, and the domain phrasings: a register is form too) from a general "
         "criterion (persona, purpose, accuracy); when serving, a criterion the "
-        "gate calls general gives no property weights at all (0: no gate)",
-    )
-    form_gate_cut: float = _f(
-        0.0, "when serving: the form gate's logit below which a criterion's property weights are dropped"
+        "gate calls general gives no property weights at all (ServingConfig.form_gate_cut; 0: no gate)",
     )
     criteria_members: int = _f(
         3,
@@ -85,74 +84,7 @@ class CompositionalConfig:
         "gate and voice; serving averages their readings before the cut, so a weight one fit gives by chance and "
         "the others do not falls under it (docs/experiments.md 'Criteria fits')",
     )
-    quality_gate: float = _f(
-        0.3,
-        "when serving: a soft criterion that would make the clearly worse of two answers win fades as "
-        "exp(-(gap / gate)^2) of their length-controlled quality gap (crm_core.compositional.scorer.judged_logit; must "
-        "criteria never fade; 0: criteria simply add up). Chosen on development data (the training half of "
-        "AlpacaEval, development phrasings); docs/experiments.md 'How far to trust the boards'",
-    )
-    gate_length_slope: float = _f(
-        0.3,
-        "when serving: logits of quality per doubling of words taken out of the gap the gate reads (the quality "
-        "term's own within-query slope on the development half was 0.31), so brevity alone is not 'clearly worse'",
-    )
-    gate_length_cap: float = _f(
-        3.0,
-        "when serving: at most this many doublings of words are taken out of the gap the gate reads (an answer cut to "
-        "one sentence, a one-line refusal or the prompt echoed back stays clearly worse than a whole answer; 0: no "
-        "cap). Chosen on development data: twins as without a cap, no junk entry in a brief board's top third "
-        "(benchmarks/judge_report.py --gate, benchmarks/bench_boards.py --gate-length-cap)",
-    )
     weight_decay: float = _f(1e-2, "AdamW weight decay of both fits")
-    weight_threshold: float = _f(
-        0.25,
-        "when serving: each criterion's property weights are soft-thresholded by this (weights a sentence gives "
-        "properties it does not mention are small; chosen on development data by "
-        "training/experiments/criteria_shrinkage.py)",
-    )
-    voice_threshold: float = _f(
-        30.0, "when serving: the length of each criterion's voice vector is soft-thresholded by this (chosen with it)"
-    )
-    weight_scale: float = _f(
-        1.5,
-        "when serving: the property weights (after the threshold) are multiplied by this, so that a typed criterion "
-        "can outweigh the quality term across a whole board (chosen on development data: "
-        "training/experiments/criteria_shrinkage.py --weight-scales)",
-    )
-    soft_strength: float = _f(
-        0.6,
-        "when serving, with a phrasing memory: a soft criterion's strongest property weight becomes this x the "
-        "readers' weight for training phrasings of that property and direction, so wordings of one wish count the "
-        "same (0: as read; chosen on development data: benchmarks/judge_report.py --gate, docs/experiments.md)",
-    )
-    lift_from: float = _f(
-        0.5, "when serving: a soft reading weaker than this is not lifted to soft_strength (a stray weight stays weak)"
-    )
-    lift_share: float = _f(
-        0.6,
-        "when serving: a soft reading whose strongest weight holds less than this share of its total weight is not "
-        "lifted to soft_strength (the reader unsure what the sentence asks for; chosen on development data)",
-    )
-    consensus_scale: float = _f(
-        0.5,
-        "when serving on a bench without the reference panel's answers: the quality term compares each answer with "
-        "the bench's other answers to its query (a leave-one-out consensus), this times the reference weights (0: no "
-        "comparison there; chosen on AlpacaEval's training half: training/experiments/consensus_reference.py)",
-    )
-    nonanswer_penalty: float = _f(
-        1.0,
-        "when serving: quality taken off an answer that refuses, evades or gives the prompt back (crm_core.nonanswer), "
-        "so no soft wish reads it as a short answer of comparable quality (0: none; chosen on speechmap's development "
-        "prompts: training/experiments/nonanswer_penalty.py)",
-    )
-    cut_short_doublings: float = _f(
-        4.0,
-        "when serving with a non-answer penalty: an answer this many doublings of words shorter than the median of "
-        "the bench's other answers to its query, where those run to 128 words or more, counts as a non-answer too "
-        "(an essay cut to its first sentence; 0: not looked for; chosen on AlpacaEval's training half and speechmap's "
-        "development prompts: 3 loses 15 of 324 twins, 4 one)",
-    )
 
     def __post_init__(self) -> None:
         """Values a fit could not mean: NaN or inf anywhere, and counts below one, refused before any work."""

@@ -32,6 +32,7 @@ from crm_core.atomic import atomic_dir
 from crm_core.compositional.heads import CRITERIA_LAYERS, member_prefix, quality_input
 from crm_core.compositional.reference import IdfTable, lexical_similarity, reference_similarity, relative_length
 from crm_core.compositional.scorer import HEADS_FILE, split_criteria
+from crm_core.compositional.serving import ServingConfig
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder, make_lean, write_encoder
 from crm_core.properties import NAMES
 from crm_core.spec import CRMSpec
@@ -295,7 +296,8 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
         params.update({member_prefix(member) + k: v for k, v in criteria_params(criteria_net, encoder, config).items()})
         del states, mask, data
     # 5: the folder
-    manifest = {"config": asdict(config), "data_hash": data_hash(shared), "seconds": round(time.time() - started),
+    manifest = {"config": asdict(config), "serving": ServingConfig().to_json(), "data_hash": data_hash(shared),
+                "seconds": round(time.time() - started),
                 "quality": quality_log, "criteria_fit": criteria_logs[0], "criteria_members": criteria_logs[1:],
                 "properties": list(NAMES), "training_pairs": {
                     name: sum(p.source == name for p in pairs) for name in sorted({p.source for p in pairs})},
@@ -347,11 +349,11 @@ def save_compositional(folder: Path, params: dict, encoder_dir: Path, manifest: 
                                                 "gpt4_turbo_annotations"],
                               **manifest})  # fmt: skip
         spec.save(tmp)
-        (tmp / "README.md").write_text(model_card(spec), encoding="utf-8")
+        (tmp / "README.md").write_text(model_card(spec, ServingConfig.from_extra(spec.extra, folder)), encoding="utf-8")
     return folder
 
 
-def model_card(spec: CRMSpec) -> str:
+def model_card(spec: CRMSpec, serving: ServingConfig) -> str:
     config = spec.extra.get("config", {})
     return "\n".join([
         "# Compositional CRM (USL)", "",
@@ -373,17 +375,18 @@ def model_card(spec: CRMSpec) -> str:
         f"- reference panel: {', '.join(spec.extra.get('reference_models', []))}; each answer is compared with the "
         "panel's answers to its query other than its own, so no model on a board is favoured by construction"
         + (f"; on a bench without the panel's answers, with the bench's other answers to its query instead (a "
-           f"leave-one-out consensus, at consensus_scale {config['consensus_scale']} of the panel's weights)"
-           if config.get("consensus_scale") else ""),
-        f"- criteria tune quality (gate {config.get('quality_gate', 0)}, length slope "
-        f"{config.get('gate_length_slope', 0)}"
-        + (f" for at most {config['gate_length_cap']:g} doublings of words" if config.get("gate_length_cap") else "")
+           f"leave-one-out consensus, at consensus_scale {serving.consensus_scale} of the panel's weights)"
+           if serving.consensus_scale else ""),
+        f"- criteria tune quality (gate {serving.quality_gate}, length slope {serving.gate_length_slope}"
+        + (f" for at most {serving.gate_length_cap:g} doublings of words" if serving.gate_length_cap else "")
         + "): a soft criterion fades where it would make the clearly worse answer "
         "win; a sentence with must / never / always counts in full"
-        + (f"; a soft criterion's strongest weight is {config['soft_strength']} x the readers' weight for training "
+        + (f"; a soft criterion's strongest weight is {serving.soft_strength} x the readers' weight for training "
            "phrasings of its property, however it is worded, when the reading is sure of itself (its strongest "
-           f"weight at least {config.get('lift_from', 0)} and {config.get('lift_share', 0)} of the reading's total)"
-           if config.get("soft_strength") else ""),
+           f"weight at least {serving.lift_from} and {serving.lift_share} of the reading's total)"
+           if serving.soft_strength else ""),
+        *([f"- a non-answer (a refusal, an evasion, the prompt echoed) loses {serving.nonanswer_penalty} logit of "
+           "quality (crm_core/nonanswer.py)"] if serving.nonanswer_penalty else []),
         "- limits: properties (crm_core/properties.py) and, where a bench has the panel's answers, the lexical and "
         "length reference signals (crm_core/compositional/reference.py, IDF table in reference_idf.json) are measured "
         f"by code over the whole text; voice and the quality network read the first {spec.max_length} tokens only.",
