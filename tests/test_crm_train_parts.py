@@ -13,6 +13,7 @@ from conftest import REPO, make_tiny_qwen_crm, pair, write_jsonl
 from crm_core.cross_encoder.model import save_crm
 from crm_core.data import load_pairs
 from crm_core.loader import load_crm
+from crm_core.properties import NAMES
 from crm_core.spec import Pair
 from crm_train.cross_encoder.config import TrainConfig, load_config
 from crm_train.cross_encoder.examples import build_examples, split_by_prompt
@@ -350,6 +351,74 @@ def test_the_serving_defaults_are_the_shipped_settings_and_old_folders_serve_as_
         0.3, 1.5, 0.0, 0.0)  # fmt: skip
     # the settings a folder leaves out: the defaults
     assert ServingConfig.from_extra({"serving": {"quality_gate": 0.1}}, tmp_path).weight_scale == 1.5
+
+
+def _toy_criteria_data(k: int):
+    """Criteria data with made-up token states (no encoder): four phrasings of two properties, two general
+    criteria, one phrasing per domain, twenty answers."""
+    import torch
+    from crm_train.compositional import phrasings as P
+    from crm_train.compositional.criteria_fit import CriteriaData
+
+    rng = np.random.default_rng(0)
+    bank = [P.Phrasing("More emojis.", "emoji", 1), P.Phrasing("No emojis.", "emoji", -1),
+            P.Phrasing("Use bullets.", "bullets", 1), P.Phrasing("No bullets.", "bullets", -1)]  # fmt: skip
+    n, phrasings = 20, len(bank) + 2 + 4
+    z = rng.normal(0, 1, (n, k)).astype(np.float32)
+    clear = {k_: [(i, i + 1) if z[i, k_] > z[i + 1, k_] else (i + 1, i) for i in range(0, n, 2)]
+             for k_ in (NAMES.index("emoji"), NAMES.index("bullets"))}  # fmt: skip
+    quality = rng.normal(0, 0.1, n).astype(np.float32)
+    states = torch.tensor(rng.normal(0, 1, (phrasings, 5, 384)), dtype=torch.float32)
+    return CriteriaData(z, rng.normal(0, 0.1, (n, 384)).astype(np.float32), quality, quality, 0.1, clear,
+                        [(d, 2 * d, 2 * d + 1) for d in range(4)], bank, states, torch.ones(phrasings, 5),
+                        np.array([4, 5]), None, [np.array([6 + d]) for d in range(4)])  # fmt: skip
+
+
+def test_the_criteria_loss_names_its_terms_and_the_total_is_their_weighted_sum():
+    """criteria_loss returns each term it teaches and the total the fit minimises; a term switched off in the config
+    is neither returned nor counted."""
+    import torch
+    from crm_train.compositional.config import CompositionalConfig
+    from crm_train.compositional.criteria_fit import CriteriaNet, CriteriaSampler, criteria_loss
+
+    k = len(NAMES)
+    data = _toy_criteria_data(k)
+    for stray, gate in ((2.0, 0.5), (0.0, 0.0)):
+        config = CompositionalConfig(criteria_phrasings=8, rows_per_phrasing=2, stray_penalty=stray,
+                                     form_gate_weight=gate, silent_weight=3.0, weight_penalty=0.5)  # fmt: skip
+        torch.manual_seed(0)
+        net = CriteriaNet(k, 16, 2, [], form_gate=bool(gate))
+        torch.nn.init.normal_(net.criteria[2].weight)  # weights off zero, so that size and stray are not 0
+        terms = criteria_loss(net, CriteriaSampler(data, config, np.random.default_rng(0)).draw(), data, config)
+        named = {"property", "silent_kl", "dsp", "size"} | ({"stray", "form_gate"} if stray else set())
+        assert set(terms) == named | {"total"}
+        expected = (terms["property"] + 3.0 * terms["silent_kl"] + terms["dsp"] + terms["size"]
+                    + stray * terms.get("stray", 0.0) + gate * terms.get("form_gate", 0.0))  # fmt: skip
+        assert float(terms["total"]) == pytest.approx(float(expected), rel=1e-6)
+        assert all(float(v) > 0 for v in terms.values())
+        terms["total"].backward()  # the loss reaches the heads
+        assert net.criteria[2].weight.grad is not None and net.criteria[2].weight.grad.abs().sum() > 0
+
+
+def test_the_quality_loss_prefers_the_preferred_answer_weighs_sources_and_leaves_length_to_its_own_term():
+    import torch
+    from crm_train.compositional.train import QualityNet, quality_loss
+
+    torch.manual_seed(0)
+    net = QualityNet(4, 8)
+    with torch.no_grad():
+        net.length_bias.fill_(1.0)
+    t = {"xa": torch.randn(6, 4), "xb": torch.randn(6, 4), "sa": torch.zeros(6), "sb": torch.zeros(6),
+         "dlen": torch.linspace(-1, 1, 6), "y": torch.ones(6), "w": torch.ones(6)}  # fmt: skip
+    a_better = net.pair_logit(t, slice(None), False) > 0
+    agree = {**t, "y": a_better.float()}
+    disagree = {**t, "y": (~a_better).float()}
+    assert quality_loss(net, agree, slice(None), False) < quality_loss(net, disagree, slice(None), False)
+    heavy = {**disagree, "w": torch.tensor([3.0, 1, 1, 1, 1, 1])}  # a row of a small source counts more
+    assert quality_loss(net, heavy, slice(None), False) != quality_loss(net, disagree, slice(None), False)
+    other_lengths = {**t, "dlen": -t["dlen"]}
+    assert quality_loss(net, other_lengths, slice(None), False) == quality_loss(net, t, slice(None), False)
+    assert quality_loss(net, other_lengths, slice(None), True) != quality_loss(net, t, slice(None), True)
 
 
 class Planted:

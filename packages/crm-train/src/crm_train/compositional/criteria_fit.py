@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from functools import cached_property
 from typing import cast
 
 import numpy as np
@@ -144,6 +145,24 @@ class CriteriaData:
     general_p: np.ndarray | None  # drawing probability of each general criterion (short ones and rubrics half each)
     dsp_phrasings: list[np.ndarray]  # per domain: indices into states
 
+    @cached_property
+    def tensors(self) -> dict[str, torch.Tensor]:
+        """The arrays the loss reads, as tensors (made once)."""
+        return {"z": torch.tensor(self.z), "vec": torch.tensor(self.vec),
+                "quality": torch.tensor(self.quality, dtype=torch.float32),
+                "clean_quality": torch.tensor(self.clean_quality, dtype=torch.float32),
+                "sign": torch.tensor([p.sign for p in self.bank], dtype=torch.float32)}  # fmt: skip
+
+    @cached_property
+    def bank_prop(self) -> np.ndarray:
+        """Each bank phrasing's property index."""
+        return np.array([NAMES.index(p.prop) for p in self.bank])
+
+    def silent_scale(self, config) -> float:
+        """Silent rows compare logits times this: config.silent_scale, or (0) 1 / the clean quality's typical
+        difference, so a criterion that says nothing about a pair must not overturn even a small one."""
+        return config.silent_scale or 1.0 / max(self.clean_spread, 1e-3)
+
 
 def phrase_table(encoder, bank: list[P.Phrasing], general: list[str], tuned_layers: int) -> tuple:
     """Token states below the tuned layers for the bank, the general criteria and the DSP phrasings (with
@@ -199,99 +218,143 @@ def stray_weights(w: torch.Tensor, about: np.ndarray) -> torch.Tensor:
     return (w * stray).pow(2).mean()
 
 
+@dataclass
+class CriteriaBatch:
+    """One step's draw: the phrasings read (property rows', general, silent bank, DSP, in that order, with the
+    offsets where each kind starts) and the answer pairs each row judges."""
+
+    phrasings: np.ndarray  # indices into CriteriaData.states
+    general_from: int
+    silent_from: int
+    dsp_from: int
+    rows: np.ndarray  # property rows: the phrasing (0 .. general_from) each row reads
+    pairs: np.ndarray  # (rows, 2): the answer with more of the phrasing's property, the one with less
+    extra: np.ndarray  # (rows,) bool: the row also carries a general criterion ...
+    extra_pick: np.ndarray  # (rows,) ... this one (an index into phrasings)
+    silent_rows: np.ndarray  # silent rows: the phrasing each reads (general ones, then the silent bank's)
+    silent_pairs: np.ndarray  # (silent rows, 2)
+    dsp_rows: np.ndarray  # (DSP rows, 3): domain, its answer, another domain's answer
+
+
+class CriteriaSampler:
+    """Draws each step's rows (the paper's criteria noise, re-drawn every step) from the data, with one generator."""
+
+    def __init__(self, data: CriteriaData, config, rng: np.random.Generator):
+        self.data, self.config, self.rng = data, config, rng
+        self.pairs = {p: np.array(v) for p, v in data.clear.items() if len(v)}
+        self.usable = np.flatnonzero([p in self.pairs for p in data.bank_prop])
+        self.dsp = np.array(data.dsp)
+
+    def _pairs_of(self, props: np.ndarray) -> np.ndarray:
+        return np.stack([self.pairs[p][int(x * len(self.pairs[p]))]
+                         for p, x in zip(props, self.rng.random(len(props)), strict=True)])  # fmt: skip
+
+    def draw(self) -> CriteriaBatch:
+        data, rng, n, per = self.data, self.rng, self.config.criteria_phrasings, self.config.rows_per_phrasing
+        prop_phr = rng.choice(self.usable, n)  # property rows: `per` pairs for each drawn phrasing
+        gen_phr = rng.choice(data.general, max(4, n // 4), p=data.general_p)
+        silent_bank = rng.choice(len(data.bank), n // 2)
+        dsp_rows = self.dsp[rng.integers(len(self.dsp), size=n // 2 * per)]
+        dsp_phr = np.array([rng.choice(data.dsp_phrasings[d]) for d in range(len(DSP_DOMAINS))])
+        o1, o2 = n, n + len(gen_phr)
+        o3 = o2 + len(silent_bank)
+        rows = np.repeat(np.arange(n), per)
+        pairs = self._pairs_of(data.bank_prop[prop_phr][rows])
+        extra = rng.random(len(rows)) < 0.3  # 30% of property rows carry an extra general criterion
+        pick = o1 + rng.integers(len(gen_phr), size=len(rows))
+        s_rows = np.concatenate([rng.integers(o1, o2, size=len(gen_phr) * per), np.repeat(np.arange(o2, o3), per)])
+        s_pairs = self._pairs_of(rng.choice(list(self.pairs), len(s_rows)))
+        return CriteriaBatch(np.concatenate([prop_phr, gen_phr, silent_bank, dsp_phr]), o1, o2, o3, rows, pairs,
+                             extra, pick, s_rows, s_pairs, dsp_rows)  # fmt: skip
+
+
+def criteria_loss(net: CriteriaNet, batch: CriteriaBatch, data: CriteriaData, config) -> dict[str, torch.Tensor]:
+    """The criteria readers' loss, term by term ("total" is what the fit minimises). What each term teaches:
+    - property: under a phrasing of property p, the answer with the side of p it asks for wins (a pairwise logistic
+      loss on quality + the criteria's term), also with a general criterion added (noise "add");
+    - silent_kl: a general criterion, or a phrasing about a property the pair barely differs in, leaves the
+      criteria-free decision as it was (KL to it, 0 at best; noise "remove");
+    - dsp: under a domain's phrasing, that domain's answer beats the others' (the voice);
+    - size: the least weights that do the job (nothing else holds back a property no drawn row tests);
+    - stray (with config.stray_penalty): every weight a phrasing gives a property it is not about is 0, and every
+      weight of a general or domain criterion;
+    - form_gate (with config.form_gate_weight): the gate tells sentences about form (the bank, the domains) from
+      general criteria, both classes weighed the same."""
+    z, vec = data.tensors["z"], data.tensors["vec"]
+    q, q_silent, sign = data.tensors["quality"], data.tensors["clean_quality"], data.tensors["sign"]
+    bank_prop = data.bank_prop
+    phr, o1, o2, o3 = batch.phrasings, batch.general_from, batch.silent_from, batch.dsp_from
+    width = int(data.mask[phr].sum(1).max())  # pad only to this draw's longest phrasing
+    w_all, u_all, gate = net(data.states[phr, :width], data.mask[phr, :width])
+    bce = torch.nn.functional.binary_cross_entropy_with_logits
+
+    def term(w, u, ia, ib):
+        return (w * (z[ia] - z[ib])).sum(1) + (u * (net.voice_proj(vec[ia]) - net.voice_proj(vec[ib]))).sum(1)
+
+    rows = batch.rows
+    extra = torch.tensor(batch.extra, dtype=torch.float32)[:, None]
+    w = w_all[rows] + extra * w_all[batch.extra_pick]
+    u = u_all[rows] + extra * u_all[batch.extra_pick]
+    ia, ib = torch.tensor(batch.pairs[:, 0]), torch.tensor(batch.pairs[:, 1])
+    terms = {"property": bce(q[ia] - q[ib] + term(w, u, ia, ib), (sign[phr[:o1][rows]] > 0).float())}
+    # silent rows: general criteria on any clear pair; a bank phrasing on a pair barely differing in its property
+    s_rows = batch.silent_rows
+    sa, sb = torch.tensor(batch.silent_pairs[:, 0]), torch.tensor(batch.silent_pairs[:, 1])
+    from_bank = s_rows >= o2
+    about_np = np.full(len(s_rows), -1)
+    about_np[from_bank] = bank_prop[phr[s_rows[from_bank]]]
+    about = torch.tensor(about_np)
+    gap = (z[sa, about.clamp(min=0)] - z[sb, about.clamp(min=0)]).abs()
+    keep = (about < 0) | (gap < config.silent_gap)
+    dq = q_silent[sa] - q_silent[sb]
+    scale = data.silent_scale(config)
+    s_logit = scale * (dq + term(w_all[s_rows], u_all[s_rows], sa, sb))
+    target = torch.sigmoid(scale * dq)
+    terms["silent_kl"] = bce(s_logit[keep], target[keep]) - bce(target[keep].logit(), target[keep])
+    d_idx = o3 + torch.tensor(batch.dsp_rows[:, 0])
+    da, db = torch.tensor(batch.dsp_rows[:, 1]), torch.tensor(batch.dsp_rows[:, 2])
+    terms["dsp"] = bce(q[da] - q[db] + term(w_all[d_idx], u_all[d_idx], da, db), torch.ones(len(batch.dsp_rows)))
+    terms["size"] = config.weight_penalty * w_all.pow(2).mean()
+    total = terms["property"] + config.silent_weight * terms["silent_kl"] + terms["dsp"] + terms["size"]
+    if config.stray_penalty:  # what each drawn phrasing is about is known: every other weight should be 0
+        # general criteria (rows o1:o2) and domain criteria (o3:) are about no property: a register keeps only
+        # the weights DSP strongly needs (left free, DSP's chance correlations became readings)
+        drawn_about = np.full(len(phr), -1)
+        drawn_about[:o1], drawn_about[o2:o3] = bank_prop[phr[:o1]], bank_prop[phr[o2:o3]]
+        terms["stray"] = stray_weights(w_all, drawn_about)
+        total = total + config.stray_penalty * terms["stray"]
+    if config.form_gate_weight:  # bank phrasings and domain criteria (their register) speak about form;
+        about_form = torch.ones(len(phr), dtype=torch.bool)  # general criteria do not
+        about_form[o1:o2] = False  # the two classes weigh the same
+        terms["form_gate"] = (bce(gate[about_form], torch.ones(int(about_form.sum())))
+                              + bce(gate[~about_form], torch.zeros(int((~about_form).sum())))) / 2  # fmt: skip
+        total = total + config.form_gate_weight * terms["form_gate"]
+    return terms | {"total": total}
+
+
 def fit_criteria(data: CriteriaData, encoder, config) -> tuple[CriteriaNet, list[dict]]:
-    """The fit; returns the net and a loss log (every 100 steps)."""
+    """The fit, read top to bottom: the tuned layers and heads, then each step a fresh draw, its loss (criteria_loss)
+    and one AdamW step; returns the net and a loss log (every 100 steps)."""
     torch.manual_seed(config.seed)
-    rng = np.random.default_rng(config.seed)
-    k = data.z.shape[1]
+    sampler = CriteriaSampler(data, config, np.random.default_rng(config.seed))
     n_layers = encoder.model.config.num_hidden_layers
     tuned = [copy.deepcopy(encoder.model.encoder.layer[i]).float() for i in range(n_layers - config.criteria_layers,
                                                                                    n_layers)]  # fmt: skip
-    net = CriteriaNet(k, config.criteria_hidden, config.voice_rank, tuned, form_gate=bool(config.form_gate_weight))
+    net = CriteriaNet(data.z.shape[1], config.criteria_hidden, config.voice_rank, tuned,
+                      form_gate=bool(config.form_gate_weight))  # fmt: skip
     opt = torch.optim.AdamW([
         {"params": net.layers.parameters(), "lr": config.criteria_layer_lr},
         {"params": [p for m in (net.criteria, net.voice_proj, net.form_gate) if m is not None for p in m.parameters()],
          "lr": config.criteria_lr},
     ], weight_decay=config.weight_decay)  # fmt: skip
-    z, vec, q = torch.tensor(data.z), torch.tensor(data.vec), torch.tensor(data.quality, dtype=torch.float32)
-    q_silent = torch.tensor(data.clean_quality, dtype=torch.float32)  # silent rows: the reference-free quality
-    # silent rows may be judged in units of the clean quality's typical difference (silent_scale 0): a criterion that
-    # says nothing about a pair must then not overturn even a small quality difference
-    silent_scale = config.silent_scale or 1.0 / max(data.clean_spread, 1e-3)
-    bank_prop = np.array([NAMES.index(p.prop) for p in data.bank])
-    sign = torch.tensor([p.sign for p in data.bank], dtype=torch.float32)
-    pairs = {p: np.array(v) for p, v in data.clear.items() if len(v)}
-    usable = np.flatnonzero([p in pairs for p in bank_prop])
-    dsp = np.array(data.dsp)
-    bce = torch.nn.functional.binary_cross_entropy_with_logits
-    per = config.rows_per_phrasing
     log: list[dict] = []
-
-    def draw_pairs(props: np.ndarray) -> np.ndarray:
-        return np.stack([pairs[p][int(x * len(pairs[p]))] for p, x in zip(props, rng.random(len(props)), strict=True)])
-
-    def term(w, u, ia, ib):
-        return (w * (z[ia] - z[ib])).sum(1) + (u * (net.voice_proj(vec[ia]) - net.voice_proj(vec[ib]))).sum(1)
-
     for step in tqdm(range(config.criteria_steps), desc="criteria", unit="step"):
-        n = config.criteria_phrasings
-        prop_phr = rng.choice(usable, n)  # property rows: `per` pairs for each drawn phrasing
-        gen_phr = rng.choice(data.general, max(4, n // 4), p=data.general_p)
-        silent_bank = rng.choice(len(data.bank), n // 2)
-        dsp_rows = dsp[rng.integers(len(dsp), size=n // 2 * per)]
-        dsp_phr = np.array([rng.choice(data.dsp_phrasings[d]) for d in range(len(DSP_DOMAINS))])
-        phr = np.concatenate([prop_phr, gen_phr, silent_bank, dsp_phr])
-        width = int(data.mask[phr].sum(1).max())  # pad only to this draw's longest phrasing
-        mask = data.mask[phr, :width]
-        w_all, u_all, gate = net(data.states[phr, :width], mask)
-        o1, o2, o3 = n, n + len(gen_phr), n + len(gen_phr) + len(silent_bank)
-        # property rows, 30% with an extra general criterion
-        rows = np.repeat(np.arange(n), per)
-        pair = draw_pairs(bank_prop[prop_phr][rows])
-        extra = torch.tensor(rng.random(len(rows)) < 0.3, dtype=torch.float32)[:, None]
-        pick = o1 + rng.integers(len(gen_phr), size=len(rows))
-        w = w_all[rows] + extra * w_all[pick]
-        u = u_all[rows] + extra * u_all[pick]
-        ia, ib = torch.tensor(pair[:, 0]), torch.tensor(pair[:, 1])
-        loss_prop = bce(q[ia] - q[ib] + term(w, u, ia, ib), (sign[prop_phr[rows]] > 0).float())
-        # silent rows: general criteria on any clear pair; a bank phrasing on a pair barely differing in its property
-        s_rows = np.concatenate([rng.integers(o1, o2, size=len(gen_phr) * per), np.repeat(np.arange(o2, o3), per)])
-        s_pair = draw_pairs(rng.choice(list(pairs), len(s_rows)))
-        sa, sb = torch.tensor(s_pair[:, 0]), torch.tensor(s_pair[:, 1])
-        from_bank = s_rows >= o2
-        about_np = np.full(len(s_rows), -1)
-        about_np[from_bank] = bank_prop[phr[s_rows[from_bank]]]
-        about = torch.tensor(about_np)
-        gap = (z[sa, about.clamp(min=0)] - z[sb, about.clamp(min=0)]).abs()
-        keep = (about < 0) | (gap < config.silent_gap)
-        dq = q_silent[sa] - q_silent[sb]
-        s_logit = silent_scale * (dq + term(w_all[s_rows], u_all[s_rows], sa, sb))
-        target = torch.sigmoid(silent_scale * dq)
-        loss_silent = bce(s_logit[keep], target[keep]) - bce(target[keep].logit(), target[keep])  # KL, 0 at best
-        # DSP rows
-        d_idx = o3 + torch.tensor(dsp_rows[:, 0])
-        da, db = torch.tensor(dsp_rows[:, 1]), torch.tensor(dsp_rows[:, 2])
-        loss_dsp = bce(q[da] - q[db] + term(w_all[d_idx], u_all[d_idx], da, db), torch.ones(len(dsp_rows)))
-        # the least weights that do the job: nothing else holds back a property no drawn row tests
-        loss_size = config.weight_penalty * w_all.pow(2).mean()
-        loss = loss_prop + config.silent_weight * loss_silent + loss_dsp + loss_size
-        if config.stray_penalty:  # what each drawn phrasing is about is known: every other weight should be 0
-            # general criteria (rows o1:o2) and domain criteria (o3:) are about no property: a register keeps only
-            # the weights DSP strongly needs (left free, DSP's chance correlations became readings)
-            drawn_about = np.full(len(phr), -1)
-            drawn_about[:o1], drawn_about[o2:o3] = bank_prop[phr[:o1]], bank_prop[phr[o2:o3]]
-            loss = loss + config.stray_penalty * stray_weights(w_all, drawn_about)
-        if config.form_gate_weight:  # bank phrasings and domain criteria (their register) speak about form;
-            about_form = torch.ones(len(phr), dtype=torch.bool)  # general criteria do not
-            about_form[o1:o2] = False  # the two classes weigh the same
-            loss_gate = (bce(gate[about_form], torch.ones(int(about_form.sum())))
-                         + bce(gate[~about_form], torch.zeros(int((~about_form).sum())))) / 2  # fmt: skip
-            loss = loss + config.form_gate_weight * loss_gate
+        terms = criteria_loss(net, sampler.draw(), data, config)
         if step % 100 == 0 or step == config.criteria_steps - 1:
-            log.append({"step": step, "property": round(float(loss_prop), 4), "silent_kl": round(float(loss_silent), 4),
-                        "dsp": round(float(loss_dsp), 4),
-                        "form_gate": round(float(loss_gate), 4) if config.form_gate_weight else None})  # fmt: skip
+            shown = {name: round(float(terms[name]), 4) if name in terms else None
+                     for name in ("property", "silent_kl", "dsp", "form_gate")}  # fmt: skip
+            log.append({"step": step, **shown})
         opt.zero_grad()
-        loss.backward()
+        terms["total"].backward()
         opt.step()
     return net, log

@@ -107,25 +107,34 @@ def pair_tensors(pairs: list[S.QualityPair], features, spread, config) -> dict[s
             "y": torch.tensor(label, dtype=torch.float32), "w": torch.tensor(weight, dtype=torch.float32)}  # fmt: skip
 
 
+def quality_loss(net: QualityNet, t: dict[str, torch.Tensor], rows, length_control: bool) -> torch.Tensor:
+    """The quality term's loss: a pairwise logistic loss of the pair's logit against the judge's or the voters'
+    preference (soft labels where the judge gave a probability), each source weighted the same whatever its size.
+    It teaches quality to prefer the answer judges and people preferred; with `length_control`, the judges' taste
+    for length goes to its own term (QualityNet.length_bias), which the served score leaves out."""
+    logit = net.pair_logit(t, rows, length_control)
+    bce = torch.nn.functional.binary_cross_entropy_with_logits
+    return (bce(logit, t["y"][rows], reduction="none") * t["w"][rows]).mean()
+
+
 def fit_quality(train: dict, val: dict, config: CompositionalConfig) -> tuple[QualityNet, dict]:
+    """The quality fit: epochs of AdamW steps on quality_loss, the epoch with the best validation loss kept."""
     torch.manual_seed(config.seed)
     net = QualityNet(train["xa"].shape[1], config.quality_hidden)
     opt = torch.optim.AdamW(net.parameters(), lr=config.quality_lr, weight_decay=config.weight_decay)
-    bce = torch.nn.functional.binary_cross_entropy_with_logits
     best, best_state, history = float("inf"), None, []
     n = len(train["y"])
     for epoch in tqdm(range(config.quality_epochs), desc="quality", unit="epoch"):
         net.train()
         for rows in torch.randperm(n, generator=torch.Generator().manual_seed(config.seed + epoch)).split(256):
-            logit = net.pair_logit(train, rows, config.length_control)
-            loss = (bce(logit, train["y"][rows], reduction="none") * train["w"][rows]).mean()
+            loss = quality_loss(net, train, rows, config.length_control)
             opt.zero_grad()
             loss.backward()
             opt.step()
         net.eval()
         with torch.no_grad():
+            loss = float(quality_loss(net, val, slice(None), config.length_control))
             logit = net.pair_logit(val, slice(None), config.length_control)
-            loss = float((bce(logit, val["y"], reduction="none") * val["w"]).mean())
             decided = val["y"] != 0.5
             acc = float(((logit > 0) == (val["y"] > 0.5))[decided].float().mean())
         history.append(
