@@ -127,9 +127,8 @@ def fit_quality(train: dict, val: dict, config: CompositionalConfig) -> tuple[Qu
     for epoch in tqdm(range(config.quality_epochs), desc="quality", unit="epoch"):
         net.train()
         for rows in torch.randperm(n, generator=torch.Generator().manual_seed(config.seed + epoch)).split(256):
-            loss = quality_loss(net, train, rows, config.length_control)
             opt.zero_grad()
-            loss.backward()
+            quality_loss(net, train, rows, config.length_control).backward()
             opt.step()
         net.eval()
         with torch.no_grad():
