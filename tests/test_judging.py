@@ -10,10 +10,12 @@ import shutil
 import numpy as np
 import pytest
 from conftest import random_compositional_crm
+from crm_core.compositional.judging import board_logits, judged_logit
 from crm_core.compositional.reference import panel_means, relative_length
-from crm_core.compositional.scorer import is_must, judged_logit
+from crm_core.compositional.scorer import is_must
+from crm_core.compositional.serving import ServingConfig
 from crm_core.loader import load_crm
-from usl_space.board import gated_matrices
+from usl_space.board import pointwise_matrices
 from usl_space.catalog import catalog, default_models, parse_catalog
 
 
@@ -74,11 +76,18 @@ def test_criteria_tune_quality_and_must_criteria_override_it():
     assert is_must("Answers must be short.") and is_must("Never use emojis.") and not is_must("I like short answers.")
 
 
-def test_gated_matrices_read_every_model_against_the_baseline():
+def gated(quality, soft, log_words, **serving) -> tuple[np.ndarray, np.ndarray]:
+    """(outcome, preference) of a board with the gate (0.3, slope 0.3) and these serving settings."""
+    settings = ServingConfig(**{**ServingConfig.off().to_json(), "quality_gate": 0.3, "gate_length_slope": 0.3,
+                                **serving})  # fmt: skip
+    return pointwise_matrices(board_logits(quality, soft, np.zeros_like(soft), log_words, 0, settings), 0)
+
+
+def test_a_board_reads_every_model_against_the_baseline():
     quality = np.array([[0.0, -2.0, 0.1, -0.9]])  # baseline, a clearly worse model, a comparable one, a brief one
     soft = np.array([[0.0, 3.0, 1.0, 2.0]])
     log_words = np.array([[8.0, 8.0, 8.0, 5.0]])
-    outcome, preference = gated_matrices(quality, soft, np.zeros_like(soft), 0, 0.3, log_words, 0.3)
+    outcome, preference = gated(quality, soft, log_words)
     assert preference[0, 0] == 0.5 and preference[0, 1] < 0.5 < preference[0, 2]
     assert preference[0, 3] == pytest.approx(1 / (1 + np.exp(-1.1)))
     assert outcome[0].tolist() == [0.5, 0.0, 1.0, 1.0]
@@ -91,8 +100,8 @@ def test_brevity_is_forgiven_only_down_to_the_length_most_answers_have():
     quality = np.array([[0.0, 0.1, -0.1, 0.05, -0.05, 0.0, -0.3, -0.9]] * 4)
     soft = np.array([[0.0, 0.0, 0.2, 0.0, 0.1, 0.0, 2.0, 6.0]] * 4)  # "Keep it brief." rewards log-length
     log_words = np.array([[10.0, 10.2, 9.8, 10.1, 9.9, 10.05, 8.0, 3.0]] * 4)
-    plain = gated_matrices(quality, soft, np.zeros_like(soft), 0, 0.3, log_words, 0.3, length_cap=3.0)[1]
-    floored = gated_matrices(quality, soft, np.zeros_like(soft), 0, 0.3, log_words, 0.3, 3.0, length_floor=0.25)[1]
+    plain = gated(quality, soft, log_words, gate_length_cap=3.0)[1]
+    floored = gated(quality, soft, log_words, gate_length_cap=3.0, gate_length_floor=0.25)[1]
     assert plain[0, 7] > 0.99  # capped at 3 doublings, the first line is still "comparable": the wish decides
     assert floored[0, 7] < 0.5  # forgiven only down to the query's lower-quartile length: it stays behind
     assert floored[0, 6] > 0.5 and plain[0, 6] > 0.5  # the brief answer of comparable quality wins either way

@@ -59,7 +59,7 @@ def check_labels(bench) -> dict:
 
 def pair_shares(engine, ids: list[int], models: list[str], flags: np.ndarray, criteria: list[str]) -> dict:
     """Over prompts, every (unflagged, flagged) pair of answers: the share the judge decides for the unflagged."""
-    from crm_core.compositional.scorer import judged_logit
+    from crm_core.compositional.judging import judged_logit
 
     serving = engine.compositional.serving
     quality, soft, must, words = engine.parts(criteria, [], ids, models)

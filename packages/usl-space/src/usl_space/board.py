@@ -9,12 +9,10 @@ Leaderboard:
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from crm_core.compositional.scorer import judged_logit
 
 from usl_space.stats import MIN_QUERIES_FOR_RANKS, intervals, length_controlled_win_rates
 
@@ -57,32 +55,6 @@ def pointwise_matrices(scores: np.ndarray, baseline_column: int) -> tuple[np.nda
     outcome = np.where(np.abs(preference - 0.5) < 5e-10, 0.5, (preference > 0.5).astype(float))
     outcome[np.isnan(preference)] = np.nan
     return outcome, preference
-
-
-def gated_matrices(quality: np.ndarray, soft: np.ndarray, must: np.ndarray, baseline_column: int, gate: float = 0.0,
-                   log_words: np.ndarray | None = None,
-                   length_slope: float = 0.0, length_cap: float = 0.0,
-                   length_floor: float = 0.0) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """(outcome, preference) from the parts of each response's score (NaN where none): P = sigmoid(judged_logit of
-    the gaps to the baseline's response), so criteria tune quality as crm_core.compositional.scorer.judged_logit
-    says. `length_floor` (a quantile, 0: none): the gate forgives brevity only down to that quantile of the lengths
-    of the query's answers on the board; an answer far shorter than nearly all others (a first sentence alone, the
-    prompt echoed) is not a concise version of an answer."""
-    base = baseline_column
-    length_gap: np.ndarray | float = 0.0
-    if log_words is not None:
-        forgiven = log_words
-        if length_floor > 0 and log_words.shape[1] > 2:
-            with np.errstate(invalid="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)  # a query no answer reached: NaN, as its scores
-                floor = np.nanquantile(log_words, length_floor, axis=1, keepdims=True)
-            forgiven = np.where(np.isnan(floor), log_words, np.fmax(log_words, floor))
-        length_gap = forgiven - log_words[:, [base]]
-    with np.errstate(invalid="ignore"):
-        logit = judged_logit(quality - quality[:, [base]], soft - soft[:, [base]], must - must[:, [base]], gate,
-                             length_gap, length_slope, length_cap)  # fmt: skip
-    logit[:, base] = np.where(np.isnan(quality[:, base]), np.nan, 0.0)
-    return pointwise_matrices(logit, base)
 
 
 def board_rows(

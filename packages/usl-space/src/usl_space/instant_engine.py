@@ -2,7 +2,7 @@
 
 The bench's response side (usl_space.instant.ResponseTable) is loaded, or built once and saved; a criteria set is
 then one encoding per criterion sentence and a matrix product over every stored answer, gated as
-crm_core.compositional.scorer.judged_logit says (criteria tune quality, they do not replace it). An upload's answers are
+crm_core.compositional.judging says (criteria tune quality, they do not replace it). An upload's answers are
 encoded once (at Add, `prepare_upload`) and join the table for that visitor's session.
 """
 
@@ -16,10 +16,11 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 from crm_core.compositional.heads import CriteriaSide, ResponseSide
+from crm_core.compositional.judging import board_logits
 from crm_core.compositional.scorer import CompositionalScorer
 from crm_core.paths import cache_dir
 
-from usl_space.board import Leaderboard, gated_matrices
+from usl_space.board import Leaderboard, pointwise_matrices
 from usl_space.engine import Engine, added_outputs, upload_digest
 from usl_space.instant import ResponseTable, release_freed_memory, response_side_in_steps
 from usl_space.progress import Progress
@@ -107,10 +108,8 @@ class InstantEngine(Engine):
 
     def _gated(self, parts: tuple[np.ndarray, ...], models: list[str]) -> tuple[np.ndarray, np.ndarray]:
         quality, soft, must, log_words = parts
-        serving = self.compositional.serving
-        return gated_matrices(quality, soft, must, models.index(self.baseline), serving.quality_gate, log_words,
-                              serving.gate_length_slope, serving.gate_length_cap,
-                              serving.gate_length_floor)  # fmt: skip
+        base = models.index(self.baseline)
+        return pointwise_matrices(board_logits(quality, soft, must, log_words, base, self.compositional.serving), base)
 
     def _boards(self, criteria: list[str], dislikes: list[str], ordered: list[int], models: list[str],
                 started: float, settings: dict[str, Any]) -> Iterator[Leaderboard]:  # fmt: skip

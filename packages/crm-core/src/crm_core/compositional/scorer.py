@@ -17,7 +17,7 @@
   itself and no single model is the reference, so no model on a board is favoured by construction. With crm.json's
   `nonanswer_penalty`, a response that refuses, evades or echoes the prompt, or is cut far shorter than the bench's
   other answers to it (crm_core.nonanswer), loses that much.
-A pair is judged by `judged_logit`: criteria tune quality, they do not replace it (see there).
+A pair is judged by crm_core.compositional.judging.judged_logit: criteria tune quality, they do not replace it.
 Everything about (q, r) is computed once per response; a new criteria set costs one encoding of each criterion,
 so a leaderboard over every stored response is arithmetic. The folder: crm.json (kind "compositional"), heads
 .safetensors (the small networks, run in NumPy by crm_core.compositional.heads, and the re-tuned layer), encoder/
@@ -45,6 +45,7 @@ from crm_core.compositional.heads import (
     ResponseSide,
     member_params,
 )
+from crm_core.compositional.judging import judged_logit
 from crm_core.compositional.memory import PhrasingMemory
 from crm_core.compositional.onnx import OnnxPartsEncoder, has_parts
 from crm_core.compositional.reference import (
@@ -91,26 +92,6 @@ MUST = re.compile(r"\b(must|never|always)\b", re.IGNORECASE)
 def is_must(sentence: str) -> bool:
     """A stated preference the visitor makes a hard requirement ("must", "never", "always" in the sentence)."""
     return bool(MUST.search(sentence))
-
-
-def judged_logit(quality_gap: np.ndarray, criteria_gap: np.ndarray, must_gap: np.ndarray | float = 0.0,
-                 gate: float = 0.0, length_gap: np.ndarray | float = 0.0,
-                 length_slope: float = 0.0, length_cap: float = 0.0) -> np.ndarray:  # fmt: skip
-    """log-odds that answer A is preferred to answer B, from the gaps A - B of quality, of the criteria's soft part
-    and of its must part. Criteria tune quality, they do not replace it: a soft criterion counts in full when it
-    agrees with quality or when the two answers are of comparable quality, and fades (exp(-(gap / gate)^2)) when it
-    would make the clearly worse answer win; a must criterion always counts in full. Comparable is judged on
-    quality with length taken out (quality gap - length_slope x the gap in log2 words, `length_gap`), so the same
-    model told to be brief is not "clearly worse" for being brief; at most `length_cap` doublings of words are taken
-    out that way (0: no cap), so an answer cut to one sentence or a one-line refusal stays clearly worse than a
-    whole answer. gate 0: no fading (the plain sum)."""
-    if gate <= 0:
-        return quality_gap + criteria_gap + must_gap
-    if length_cap > 0:
-        length_gap = np.clip(length_gap, -length_cap, length_cap)
-    comparable = quality_gap - length_slope * length_gap
-    fade = np.exp(-np.square(comparable / gate))
-    return quality_gap + criteria_gap * np.where(comparable * criteria_gap >= 0, 1.0, fade) + must_gap
 
 
 def quality_encoder(folder: Path, params: dict[str, np.ndarray], threads: int | None = None) -> TextEncoder | None:

@@ -44,7 +44,7 @@ class ServingConfig:
     lift_share: float = _f(0.6, "a soft reading whose strongest weight holds less than this share of its total weight "
                            "is not lifted to soft_strength (the reader unsure what the sentence asks for)")  # fmt: skip
     quality_gate: float = _f(0.3, "a soft criterion that would make the clearly worse of two answers win fades as "
-                             "exp(-(gap / gate)^2) of their quality gap (crm_core.compositional.scorer.judged_logit; "
+                             "exp(-(gap / gate)^2) of their quality gap (crm_core.compositional.judging.judged_logit; "
                              "must criteria never fade; 0: criteria simply add up; chosen on AlpacaEval's training "
                              "half with development phrasings)")  # fmt: skip
     gate_length_slope: float = _f(0.3, "logits of quality per doubling of words taken out of the gap the gate reads "

@@ -1,0 +1,58 @@
+"""How a compositional CRM judges: one answer against another (`judged_logit`) and every answer of a board against
+the baseline's (`board_logits`), from the parts of each answer's score (quality, the soft criteria, the musts,
+its length) and the serving settings. The one place of the scoring formula: the scorer's pairs, the app's boards and
+the benchmarks all come here.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from crm_core.compositional.serving import ServingConfig
+
+
+def judged_logit(quality_gap: np.ndarray, criteria_gap: np.ndarray, must_gap: np.ndarray | float = 0.0,
+                 gate: float = 0.0, length_gap: np.ndarray | float = 0.0,
+                 length_slope: float = 0.0, length_cap: float = 0.0) -> np.ndarray:  # fmt: skip
+    """log-odds that answer A is preferred to answer B, from the gaps A - B of quality, of the criteria's soft part
+    and of its must part. Criteria tune quality, they do not replace it: a soft criterion counts in full when it
+    agrees with quality or when the two answers are of comparable quality, and fades (exp(-(gap / gate)^2)) when it
+    would make the clearly worse answer win; a must criterion always counts in full. Comparable is judged on
+    quality with length taken out (quality gap - length_slope x the gap in log2 words, `length_gap`), so the same
+    model told to be brief is not "clearly worse" for being brief; at most `length_cap` doublings of words are taken
+    out that way (0: no cap), so an answer cut to one sentence or a one-line refusal stays clearly worse than a
+    whole answer. gate 0: no fading (the plain sum)."""
+    if gate <= 0:
+        return quality_gap + criteria_gap + must_gap
+    if length_cap > 0:
+        length_gap = np.clip(length_gap, -length_cap, length_cap)
+    comparable = quality_gap - length_slope * length_gap
+    fade = np.exp(-np.square(comparable / gate))
+    return quality_gap + criteria_gap * np.where(comparable * criteria_gap >= 0, 1.0, fade) + must_gap
+
+
+def board_logits(quality: np.ndarray, soft: np.ndarray, must: np.ndarray, log_words: np.ndarray | None,
+                 baseline_column: int, serving: ServingConfig) -> np.ndarray:  # fmt: skip
+    """log-odds that each answer (queries x models, NaN where none) is preferred to the baseline's answer to the same
+    query: judged_logit of the gaps to it, with the serving gate; the baseline's own column is 0. With
+    `gate_length_floor` (a quantile, 0: none) the gate forgives brevity only down to that quantile of the lengths
+    of the query's answers on the board: an answer far shorter than nearly all others (a first sentence alone, the
+    prompt echoed) is not a concise version of an answer."""
+    base = baseline_column
+    length_gap: np.ndarray | float = 0.0
+    if log_words is not None:
+        forgiven = log_words
+        if serving.gate_length_floor > 0 and log_words.shape[1] > 2:
+            with np.errstate(invalid="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # a query no answer reached: NaN, as its scores
+                floor = np.nanquantile(log_words, serving.gate_length_floor, axis=1, keepdims=True)
+            forgiven = np.where(np.isnan(floor), log_words, np.fmax(log_words, floor))
+        length_gap = forgiven - log_words[:, [base]]
+    with np.errstate(invalid="ignore"):
+        logit = judged_logit(quality - quality[:, [base]], soft - soft[:, [base]], must - must[:, [base]],
+                             serving.quality_gate, length_gap, serving.gate_length_slope,
+                             serving.gate_length_cap)  # fmt: skip
+    logit[:, base] = np.where(np.isnan(quality[:, base]), np.nan, 0.0)
+    return logit
