@@ -373,11 +373,13 @@ def test_the_app_says_how_it_read_the_criteria(compositional_crm, tmp_path):
     from usl_space.views import reading
 
     engine = toy_engine(compositional_crm, ScoreCache(tmp_path / "e.sqlite"))
-    text = reading(engine, ["<b>No emojis</b>"], ["$\\\\undefined$"])
+    board = engine.rank(["<b>No emojis</b>"], ["$\\\\undefined$"], bootstrap=50)  # the board carries its reading
+    text = reading(board)
     assert text.startswith("\n\nRead your criteria as:") and "<b>" not in text and "undefined" not in text
     weights = engine.scorer.criteria_side(["<b>No emojis</b>"], ["$\\\\undefined$"]).explain()
-    assert all(f"{name} {weight:+.1f}" in text for name, weight in weights)
-    assert reading(engine, [], []) == ""
+    assert weights and all(f"{name} {weight:+.1f}" in text for name, weight in weights)
+    assert board.to_json()["reading"]["weights"] == dict(weights)  # usl-rank's JSON says it too
+    assert reading(engine.rank([], bootstrap=50)) == "" and "reading" not in engine.rank([], bootstrap=50).to_json()
 
 
 def test_reference_boost_keeps_the_quality_spread_and_moves_weight_to_the_reference():

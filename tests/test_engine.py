@@ -13,9 +13,10 @@ import polars as pl
 import pytest
 from conftest import make_tiny_qwen_crm, write_jsonl
 from crm_core.data import make_bench
+from crm_core.guard import check_criteria
 from crm_core.loader import load_crm
 from usl_space.cache import ScoreCache, criteria_key
-from usl_space.engine import Engine, check_criteria
+from usl_space.engine import Engine
 from usl_space.loading import make_engine
 from usl_space.request import RankRequest
 from usl_space.topics import TOPICS, TopicIndex

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from crm_core.compositional.scorer import CriteriaReading
 
 from usl_space.stats import MIN_QUERIES_FOR_RANKS, intervals, length_controlled_win_rates
 
@@ -33,6 +34,8 @@ class Leaderboard:
     topics: list[str] = field(default_factory=list)
     position_consistency: float | None = None
     win_rate_kind: str = "discrete"  # "weighted": mean P(preferred to the baseline), as AlpacaEval 2.0
+    reading: CriteriaReading | None = None  # how a compositional CRM read the criteria (None: none given, or a kind
+    # that does not read them into properties)
 
     @property
     def done(self) -> bool:
@@ -43,7 +46,8 @@ class Leaderboard:
             "criteria": self.criteria, "dislikes": self.dislikes, "bench": self.bench, "baseline": self.baseline,
             "checkpoint": self.checkpoint, "n_queries": self.n_queries, "n_selected": self.n_selected,
             "done": self.done, "seconds": round(self.seconds, 3), "topics": self.topics,
-            "position_consistency": self.position_consistency, "win_rate_kind": self.win_rate_kind, "rows": self.rows,
+            "position_consistency": self.position_consistency, "win_rate_kind": self.win_rate_kind,
+            **({"reading": self.reading.to_json()} if self.reading is not None else {}), "rows": self.rows,
         }  # fmt: skip
 
 

@@ -22,7 +22,6 @@ from typing import Any, ClassVar
 import numpy as np
 from crm_core.compositional.heads import CriteriaSide
 from crm_core.data import Bench
-from crm_core.guard import check_criteria
 from crm_core.spec import Scorer
 
 from usl_space.board import Leaderboard, board_rows
@@ -169,37 +168,37 @@ class Engine:
         return last[1]
 
     # -- requests ---------------------------------------------------------------------------------------------
-    def _request(self, criteria, dislikes, models) -> tuple[list[str], list[str], list[str]]:
-        """Checked criteria and dislikes, and the models to rank (the baseline always among them)."""
-        criteria, dislikes = check_criteria(criteria), check_criteria(dislikes, "dislikes")
-        models = list(models) if models is not None else self.models
-        unknown = sorted(set(models) - set(self.models))
+    def _models_for(self, models: Sequence[str] | None) -> list[str]:
+        """The models a request ranks (all by default), the baseline always among them; an unknown one is an
+        error."""
+        chosen = list(models) if models is not None else self.models
+        unknown = sorted(set(chosen) - set(self.models))
         if unknown:
             raise ValueError(f"unknown model(s) {unknown}; the bench has {len(self.models)} models")
-        return criteria, dislikes, models if self.baseline in models else [self.baseline, *models]
+        return chosen if self.baseline in chosen else [self.baseline, *chosen]
 
-    def stream(
-        self,
-        criteria: Sequence[str] = (),
-        dislikes: Sequence[str] = (),
-        query_ids: Sequence[int] | None = None,
-        models: Sequence[str] | None = None,
-        seed: int = 0,
-        first_batch: int = 1,
-        max_batch: int = 16,
-        bootstrap: int = 1000,
-        should_stop: Callable[[], bool] | None = None,
-        side: CriteriaSide | None = None,
-    ) -> Iterator[Leaderboard]:
-        """Leaderboards as they come (the instant path: one; the anytime path: from whatever the cache holds,
-        then after every batch of queries, batches doubling from `first_batch` to `max_batch`), the last one over
-        every selected query. `side`: weights fitted from a visitor's votes (usl_space.taste) instead of the
-        criteria text's."""
+    def stream_request(self, request: RankRequest, first_batch: int = 1, max_batch: int = 16, bootstrap: int = 1000,
+                       should_stop: Callable[[], bool] | None = None,
+                       side: CriteriaSide | None = None) -> Iterator[Leaderboard]:  # fmt: skip
+        """Leaderboards for a checked request as they come (the instant path: one; the anytime path: from whatever
+        the cache holds, then after every batch of queries, batches doubling from `first_batch` to `max_batch`), the
+        last one over every selected query. Its criteria were cleaned when it was made (RankRequest.checked): not
+        again here. `side`: weights fitted from a visitor's votes (usl_space.taste) instead of the criteria text's."""
         started = time.perf_counter()
-        criteria_, dislikes_, models_ = self._request(criteria, dislikes, models)
-        settings = {"seed": seed, "first_batch": first_batch, "max_batch": max_batch, "bootstrap": bootstrap,
+        engine = self.for_request(request)
+        models = engine._models_for(request.models)
+        settings = {"seed": request.seed, "first_batch": first_batch, "max_batch": max_batch, "bootstrap": bootstrap,
                     "should_stop": should_stop, "side": side}  # fmt: skip
-        yield from self._boards(criteria_, dislikes_, self.order(query_ids, seed), models_, started, settings)
+        yield from engine._boards(list(request.criteria), list(request.dislikes), engine.request_ids(request), models,
+                                  started, settings)  # fmt: skip
+
+    def stream(self, criteria: Sequence[str] = (), dislikes: Sequence[str] = (),
+               query_ids: Sequence[int] | None = None, models: Sequence[str] | None = None, seed: int = 0,
+               **settings: Any) -> Iterator[Leaderboard]:  # fmt: skip
+        """`stream_request` for loose arguments (scripts, tests): they become one RankRequest first, the one place
+        criteria are cleaned."""
+        request = RankRequest.checked(criteria, dislikes, query_ids, models, seed=seed)
+        yield from self.stream_request(request, **settings)
 
     def for_request(self, request: RankRequest) -> Engine:
         """This engine, judged against the request's baseline."""
@@ -209,12 +208,6 @@ class Engine:
     def request_ids(self, request: RankRequest) -> list[int]:
         """The request's queries in the order they are scored: its sample of its selection."""
         return self.sample(request.n_queries, request.seed, request.query_ids)
-
-    def stream_request(self, request: RankRequest, **settings: Any) -> Iterator[Leaderboard]:
-        """`stream` for a typed request (settings: first_batch, max_batch, bootstrap, should_stop, side)."""
-        engine = self.for_request(request)
-        yield from engine.stream(request.criteria, request.dislikes, engine.request_ids(request), request.models,
-                                 request.seed, **settings)  # fmt: skip
 
     def rank(self, criteria: Sequence[str] = (), dislikes: Sequence[str] = (), **kwargs: Any) -> Leaderboard:
         """The final leaderboard (every selected query scored)."""
@@ -226,9 +219,10 @@ class Engine:
              batch_queries: int = 16) -> int:  # fmt: skip
         """Compute this shard's share of the queries (every `shards`-th of the ordered ids) ahead, for `accelerate
         launch`; returns how many queries it covered."""
-        criteria_, dislikes_, models_ = self._request(criteria, dislikes, models)
+        request = RankRequest.checked(criteria, dislikes, models=models)
         mine = sorted(int(i) for i in query_ids)[shard::shards]
-        self._fill(criteria_, dislikes_, mine, models_, f"shard {shard}" if progress else None, batch_queries)
+        self._fill(list(request.criteria), list(request.dislikes), mine, self._models_for(request.models),
+                   f"shard {shard}" if progress else None, batch_queries)  # fmt: skip
         return len(mine)
 
 

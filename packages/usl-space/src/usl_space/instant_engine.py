@@ -118,6 +118,8 @@ class InstantEngine(Engine):
             matrices = self.instant_matrices(criteria, dislikes, ordered, models, settings["side"])
             board = self.leaderboard(matrices, ordered, models, criteria, dislikes, len(ordered), started,
                                      settings["bootstrap"], settings["seed"])  # fmt: skip
+            if criteria or dislikes:  # the status line shows how they were read: read here, once, with the board
+                board.reading = self.compositional.reading(criteria, dislikes)
         yield board
 
     def _fill(self, criteria: list[str], dislikes: list[str], mine: list[int], models: list[str],

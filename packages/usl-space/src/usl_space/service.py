@@ -245,7 +245,7 @@ class AppService:
         if board is None:
             yield frame(None), topic_frame(None), None, f"{what} stopped before any query was scored", None
             return
-        text = status(board, what, time.perf_counter() - started) + reading(eng, board.criteria, board.dislikes)
+        text = status(board, what, time.perf_counter() - started) + reading(board)
         if stop.is_set() and not board.done:
             text = text.replace(" scoring... ", " stopped at ", 1) + " · the downloads hold this partial board"
         with eng.turns:  # one folder per job: visitors never share a download
@@ -286,8 +286,7 @@ class AppService:
         folder = self.work / "profiles" / f"{time.time_ns()}"
         folder.mkdir(parents=True, exist_ok=True)
         profile.save(folder / "usl-profile.json")
-        text = status(board, "Custom (your votes):" if votes else "Custom:") + reading(eng, criteria_lines,
-                                                                                       dislike_lines)  # fmt: skip
+        text = status(board, "Custom (your votes):" if votes else "Custom:") + reading(board)
         return (taste, frame(board), topic_frame(board), self.chart(board), text, eng.query[idx],
                 eng.output[(idx, a)], eng.output[(idx, b)], read, str(folder / "usl-profile.json"),
                 share_link(request, profile))  # fmt: skip

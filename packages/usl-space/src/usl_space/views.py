@@ -17,8 +17,7 @@ from crm_core.properties import NAMES
 
 from usl_space.board import fewer_answers
 from usl_space.catalog import catalog
-from usl_space.engine import Engine, Leaderboard
-from usl_space.instant_engine import InstantEngine
+from usl_space.engine import Leaderboard
 from usl_space.stats import MIN_QUERIES_FOR_RANKS
 
 # what decides the order first (a phone shows these four), then the rest
@@ -157,31 +156,22 @@ def measured(count: int) -> str:
     return ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def reading(engine: Engine, criteria: list[str], dislikes: list[str]) -> str:
-    """How a compositional CRM read the criteria: its largest property weights ("emoji -2.1 · headings +0.4"),
-    so a visitor can check it understood, and, plainly, each criterion it could not read at all (the board
-    ignores those) and each soft one it is unsure of (read weakly or spread over several properties: it counts
-    only as read, not at the soft strength). Visitor text is shown only through `as_text`."""
-    if not isinstance(engine, InstantEngine) or not (criteria or dislikes):
+def reading(board: Leaderboard | None) -> str:
+    """How a compositional CRM read the board's criteria (Leaderboard.reading): its largest property weights
+    ("emoji -2.1 · headings +0.4"), so a visitor can check it understood, and, plainly, each criterion it could not
+    read at all (the board ignores those) and each soft one it is unsure of (read weakly or spread over several
+    properties: it counts only as read, not at the soft strength). Visitor text is shown only through `as_text`."""
+    read = board.reading if board is not None else None
+    if read is None:
         return ""
-    from crm_core.compositional.scorer import split_criteria
-
-    read = engine.compositional.criteria_side(criteria, dislikes).explain()
-    text = "\n\nRead your criteria as: " + (" · ".join(f"{name} {weight:+.1f}" for name, weight in read)
-                                             if read else "no measured property (tone and content only)")  # fmt: skip
-    ignored, weak = [], []
-    for sentence in split_criteria(criteria, dislikes):
-        soft, must = engine.compositional.criteria_sides([sentence])  # one sentence: one of the two is empty
-        if not soft.explain() + must.explain() and not (soft.voice.any() or must.voice.any()):
-            ignored.append(sentence)  # no weight of 0.25 or more, no voice
-        elif soft.explain() and engine.compositional.unsure(soft):
-            weak.append((sentence, soft.explain(top=3)))
-    what = measured(len(engine.compositional.heads.spread))
-    for sentence in ignored:
+    weights = " · ".join(f"{name} {weight:+.1f}" for name, weight in read.weights)
+    text = "\n\nRead your criteria as: " + (weights or "no measured property (tone and content only)")
+    what = measured(read.properties)
+    for sentence in read.ignored:
         text += (f"\n\nI could not read “{as_text(clipped(sentence))}” as anything I measure, so the board "
                  f"below (nearly) ignores it. I measure {what}; tone and domain count through the answers' "
                  "voice.")  # fmt: skip
-    for sentence, guessed in weak:
+    for sentence, guessed in read.unsure:
         guess = " · ".join(f"{name} {weight:+.1f}" for name, weight in guessed)
         text += (f"\n\nI am unsure what “{as_text(clipped(sentence))}” asks for (I read {guess}), so it counts "
                  "only as read, not at full strength. Saying it plainly helps, e.g. “Keep it brief.” or “I like "

@@ -32,6 +32,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -111,6 +112,20 @@ def quality_encoder(folder: Path, params: dict[str, np.ndarray], threads: int | 
 
 
 FULL_WEIGHT = tuple(NAMES.index(name) for name in ("nonanswer", "other_language"))  # counted as musts are
+
+
+@dataclass(frozen=True)
+class CriteriaReading:
+    """What the CRM read in a criteria set (CompositionalScorer.reading): the board carries it, the app shows it."""
+
+    weights: list[tuple[str, float]]  # the largest property weights of the whole set, e.g. [("emoji", -2.1)]
+    ignored: list[str]  # sentences read as nothing the CRM measures: the board (nearly) ignores them
+    unsure: list[tuple[str, list[tuple[str, float]]]]  # soft sentences read weakly or diffusely, with the guess
+    properties: int  # how many properties the CRM measures (NAMES[:properties])
+
+    def to_json(self) -> dict:
+        return {"weights": dict(self.weights), "ignored": self.ignored,
+                "unsure": [{"sentence": s, "read": dict(read)} for s, read in self.unsure]}  # fmt: skip
 
 
 def criteria_encoder(encoder: TextEncoder, params: dict[str, np.ndarray]) -> TextEncoder:
@@ -272,6 +287,19 @@ class CompositionalScorer:
         reading the readers are unsure of (weak, or spread over several properties): it counts as read, not at the
         soft strength (CompositionalHeads.unsure)."""
         return self.heads.unsure(soft.weights)
+
+    def reading(self, criteria: Sequence[str], dislikes: Sequence[str] = ()) -> CriteriaReading:
+        """How these criteria were read, for the visitor to check: the largest weights of the whole set, and each
+        sentence read as nothing (no weight of 0.25 or more, no voice: the board ignores it) or read unsure."""
+        side = self.criteria_side(criteria, dislikes)
+        ignored, unsure = [], []
+        for sentence in split_criteria(criteria, dislikes):
+            soft, must = self.criteria_sides([sentence])  # one sentence: one of the two is empty
+            if not soft.explain() + must.explain() and not (soft.voice.any() or must.voice.any()):
+                ignored.append(sentence)
+            elif soft.explain() and self.unsure(soft):
+                unsure.append((sentence, soft.explain(top=3)))
+        return CriteriaReading(side.explain(), ignored, unsure, len(self.heads.spread))
 
     def _side(self, texts: list[str], soft: bool = False) -> CriteriaSide:
         members = len(self.heads.members)
