@@ -108,11 +108,11 @@ def judge_table() -> str:
     before = _load("compositional_report_onnx_int8_previous.json")
     now, previous = j["crms"]["now"], j["crms"]["previous"]
     longer = " / ".join(f"{v['longer_wins']['accuracy']:.3f}" for v in r["human"].values())
-    lb = r["leaderboard"]
+    lb, common = r["leaderboard"], _common(r, before)
     targets = [
         ("human preference pairs, no criteria: " + " / ".join(r["human"]), f"longer answer wins: {longer}"),
-        (f"a property asked for, more or less of it ({len(_properties(r))} properties, mean of both directions)",
-         "random: 0.5"),
+        (f"a property asked for, more or less of it (mean of both directions): the {len(common)} properties both CRMs "
+         f"measure / the {len(_properties(r)) - len(common)} added since", "random: 0.5"),
         ("two or three criteria at once", "random: 0.5"),
         ("a criterion about something else leaves the decision unchanged", "criteria ignored: 1.0"),
         (f"DSP: both domains' criteria pick their own answer ({r['dsp']['groups']} groups)", "without criteria: 0"),
@@ -127,7 +127,7 @@ def judge_table() -> str:
         ("concise and detailed top fives share at most two models", "target: all"),
         ("NullModel (junk) from the bottom: general board / worst phrasing", "target: 1-3"),
     ]  # fmt: skip
-    shipped, earlier = _judge_column(r, now), _judge_column(before, previous)
+    shipped, earlier = _judge_column(r, now, common), _judge_column(before, previous, common)
     lines = [f"`{r['model']}` as served (ONNX Runtime int8); held-out prompts, validation phrasings never trained on; "
              f"judge report on the {now['queries']} evaluation-half queries, {now['default_models']} default models. "
              "Previous stop: the CRM shipped before this stop (27 properties; refitted now with six more, the 2025 "
@@ -137,31 +137,43 @@ def judge_table() -> str:
     return "\n".join(lines)
 
 
-def _properties(card: dict) -> list[dict]:
-    return [v for v in card["properties"]["properties"].values() if v["pairs"]]
+def _properties(card: dict) -> dict[str, dict]:
+    return {name: v for name, v in card["properties"]["properties"].items() if v["pairs"]}
 
 
-def _property_accuracy(card: dict) -> float:
-    """A property asked for, more or less of it: the mean over properties of both directions' accuracy."""
-    return sum((v["more"] + v["less"]) / 2 for v in _properties(card)) / len(_properties(card))
+def _common(card: dict, other: dict) -> list[str]:
+    """The properties both report cards measured (with pairs): the ones two CRMs can be compared on."""
+    return [name for name in _properties(card) if name in _properties(other)]
+
+
+def _property_accuracy(card: dict, names: list[str] | None = None) -> float:
+    """A property asked for, more or less of it: the mean over properties (`names`, or all with pairs) of both
+    directions' accuracy."""
+    rows = [v for name, v in _properties(card).items() if names is None or name in names]
+    return sum((v["more"] + v["less"]) / 2 for v in rows) / len(rows)
 
 
 def headline() -> str:
     """README's first screen: how good the judge is in one sentence, from the judge table's own results."""
-    r = _load("compositional_report_onnx_int8.json")
+    r, before = _load("compositional_report_onnx_int8.json"), _load("compositional_report_onnx_int8_previous.json")
+    common = _common(r, before)
+    added = [name for name in _properties(r) if name not in common]
     human = r["human"].values()
     beats = sum(v["crm"]["accuracy"] > v["longer_wins"]["accuracy"] for v in human)
     return (
         f'How good, in short (held-out prompts and phrasings; the table under "How good is the judge"): asked '
         f"for more or less of a property, it picks the answer with more (or less) of it in "
-        f"{_property_accuracy(r):.3f} of pairs (random 0.5); its general board agrees with AlpacaEval 2.0's "
-        f"length-controlled ranking at Kendall tau {r['leaderboard']['tau_vs_lc']:.3f}; without criteria it beats "
-        f'"the longer answer wins" on {beats} of {len(human)} human preference sets.'
+        f"{_property_accuracy(r, common):.3f} of pairs for the {len(common)} long-measured properties and "
+        f"{_property_accuracy(r, added):.3f} for the {len(added)} added in 2026 (random 0.5); its general board "
+        f"agrees with AlpacaEval 2.0's length-controlled ranking at Kendall tau {r['leaderboard']['tau_vs_lc']:.3f}; "
+        f'without criteria it beats "the longer answer wins" on {beats} of {len(human)} human preference sets.'
     )
 
 
-def _judge_column(card: dict, judged: dict) -> list[str]:
-    """One column of the judge table: a report card (crm_train.compositional.evaluate) and a judge report entry."""
+def _judge_column(card: dict, judged: dict, common: list[str]) -> list[str]:
+    """One column of the judge table: a report card (crm_train.compositional.evaluate) and a judge report entry;
+    `common`: the properties both columns measure (the rest are the newer CRM's own)."""
+    added = [name for name in _properties(card) if name not in common]
     p, d, lb, phr = card["properties"], card["dsp"], card["leaderboard"], judged["phrasings"]
 
     def share(kind: str) -> str:
@@ -172,7 +184,7 @@ def _judge_column(card: dict, judged: dict) -> list[str]:
 
     return [
         " / ".join(f"{v['crm']['accuracy']:.3f}" for v in card["human"].values()),
-        f"{_property_accuracy(card):.3f}",
+        f"{_property_accuracy(card, common):.3f} / " + (f"{_property_accuracy(card, added):.3f}" if added else "-"),
         f"{p['combined']['accuracy']:.3f}",
         f"{p['silent_agreement']['accuracy']:.3f}",
         f"{d['flip']['accuracy']:.3f}",
