@@ -409,21 +409,21 @@ class SlowSides:
 def slow_sides_app_url(tmp_path_factory):
     """An app whose response side is not built yet and builds slowly; uploads are encoded two answers a step."""
     from crm_core.loader import load_crm
-    from usl_space import service
     from usl_space.app import build_app
+    from usl_space.tabs import add_model
 
     crm = Path(__file__).resolve().parents[1] / "space" / "models" / "crm-compositional"
     bench = toy_bench()
     cache = ScoreCache(tmp_path_factory.mktemp("c") / "scores.sqlite")
     engine = make_engine(bench, SlowSides(load_crm(crm), 3.0), cache, toy_topics(bench))
-    chunk, service.UPLOAD_CHUNK = service.UPLOAD_CHUNK, 2
+    chunk, add_model.UPLOAD_CHUNK = add_model.UPLOAD_CHUNK, 2
     demo = build_app(engine)
     demo.queue(default_concurrency_limit=4)
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     yield f"http://127.0.0.1:{port}/", engine
     demo.close()
-    service.UPLOAD_CHUNK = chunk
+    add_model.UPLOAD_CHUNK = chunk
 
 
 @pytest.mark.slow
