@@ -454,3 +454,26 @@ def test_a_config_inside_its_own_output_folder_is_not_overwritten(tmp_path, caps
     config.write_text(text)
     assert crm_train(["--config", str(config)]) == 2
     assert "the run's own train_config.yaml" in capsys.readouterr().err and config.read_text() == text
+
+
+def test_a_refit_is_promoted_only_when_no_development_check_is_worse_and_one_is_better(tmp_path, capsys):
+    """training/promote.py: each check compared with a slack, the lower-is-better one turned round; a folder that
+    is not a CRM is refused before any work."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("promote", REPO / "training" / "promote.py")
+    promote = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(promote)
+    assert promote.number("264/324") == pytest.approx(264 / 324) and promote.number("0.697 / 0.714") == 0.697
+    assert promote.number("1 / 4", last=True) == 4.0 and promote.number(0.52) == 0.52
+    shipped = {"twins": (0.80, 1), "null from the bottom": (2.0, -1), "read right": (0.60, 1)}
+    better, rows = promote.verdict(shipped, {"twins": (0.81, 1), "null from the bottom": (1.0, -1),
+                                             "read right": (0.70, 1)}, 0.02)  # fmt: skip
+    assert better and [r["change"] for r in rows] == ["same", "better", "better"]
+    worse, rows = promote.verdict(shipped, {"twins": (0.70, 1), "null from the bottom": (1.0, -1),
+                                            "read right": (0.90, 1)}, 0.02)  # fmt: skip
+    assert not worse and rows[0]["change"] == "worse"  # a gain elsewhere does not buy a loss
+    assert not promote.verdict(shipped, shipped, 0.02)[0]  # nothing better: the shipped CRM stays
+    with pytest.raises(SystemExit):
+        promote.main(["--candidate", str(tmp_path)])
+    assert "not a CRM folder (no crm.json)" in capsys.readouterr().err

@@ -1,0 +1,136 @@
+"""Replace the shipped CRM with a refit only when the development checks say it is better.
+
+    USL_EMBEDDINGS=data/embeddings uv run python training/promote.py --candidate runs/crm-x/best-int8 \
+        --shared ../shared/data [--replace]
+
+Both CRMs are judged on data no reported number uses: benchmarks/judge_report.py on AlpacaEval's training half
+with the development length phrasings, and training/experiments/reading_by_property.py's development banks (how many
+of their phrasings each CRM reads right). The candidate is better when no check is worse by more than `--slack`
+and at least one is better by more than it. With --replace, a better candidate replaces space/models/
+crm-compositional whole (its files land in one commit: `git add space/models/crm-compositional`); otherwise nothing
+is touched. Either way the table is printed and, with --output, written as JSON. A refit for an experiment stays in
+runs/ (ignored by git); only this command moves one into the repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHIPPED = REPO / "space" / "models" / "crm-compositional"
+# (what the table calls it, the judge report summary's key, +1: higher is better / -1: lower is better)
+JUDGE_CHECKS = [
+    ("twins in order", "twins in order (all)", 1),
+    ("asked twin ahead by 10+ points", "asked twin ahead by >= 10 points", 1),
+    ("concise top 5 above the median LC", "concise top 5 above the median LC", 1),
+    ("concise top 5 shorter than the general", "concise top 5 shorter than the general top 5", 1),
+    ("detailed top 5 above the median LC", "detailed top 5 above the median LC", 1),
+    ("detailed top 5 longer than the general", "detailed top 5 longer than the general top 5", 1),
+    ("concise and detailed top 5 share <= 2", "concise/detailed top 5 share <= 2", 1),
+    ("general board vs LC, tau", "tau vs LC, original 40 / all defaults", 1),
+    ("order under another baseline, tau", "tau, other models, two baselines (>= 0.85)", 1),
+    ("gpt-4o's win rate over the baseline", "gpt-4o beats the baseline (win rate > 0.5)", 1),
+    ("NullModel from the bottom, worst phrasing", "NullModel from the bottom: general / worst phrasing", -1),
+]
+READING_BANKS = ["development", "second development", "length in units", "negation and idiom"]
+
+
+def number(value: object, last: bool = False) -> float:
+    """A summary cell as one number: "264/324" as a share, "0.697 / 0.714" as its first (or `last`) value."""
+    if isinstance(value, int | float):
+        return float(value)
+    text = str(value)
+    parts = [p.strip() for p in text.split(" / ")]
+    part = parts[-1] if last else parts[0]
+    if "/" in part:
+        right, total = part.split("/")
+        return float(right) / max(float(total), 1.0)
+    return float(part)
+
+
+def measures(judge_summary: dict, reading: dict) -> dict[str, tuple[float, int]]:
+    """The checks of one CRM: {name: (value, direction)} from its judge report summary and its reading report."""
+    out = {}
+    for name, key, direction in JUDGE_CHECKS:
+        out[name] = (number(judge_summary[key], last=key.startswith("NullModel")), direction)
+    for bank in READING_BANKS:
+        counts = reading["banks"][bank].values()
+        right, total = sum(c.get("right", 0) for c in counts), sum(c["phrasings"] for c in counts)
+        out[f"{bank} phrasings read right"] = (right / max(total, 1), 1)
+    return out
+
+
+def verdict(shipped: dict[str, tuple[float, int]], candidate: dict[str, tuple[float, int]],
+            slack: float) -> tuple[bool, list[dict]]:  # fmt: skip
+    """(better, rows): better when no check is worse by more than `slack` and at least one is better by more."""
+    rows = []
+    for name, (old, direction) in shipped.items():
+        new = candidate[name][0]
+        gain = (new - old) * direction
+        rows.append({"check": name, "shipped": round(old, 4), "candidate": round(new, 4),
+                     "change": "better" if gain > slack else "worse" if gain < -slack else "same"})  # fmt: skip
+    changes = [r["change"] for r in rows]
+    return "worse" not in changes and "better" in changes, rows
+
+
+def judged(folder: Path, shared: Path, work: Path, label: str) -> dict[str, tuple[float, int]]:
+    """Run both development reports on one CRM folder and read its checks."""
+    judge_out, reading_out = work / f"{label}-judge.json", work / f"{label}-reading.json"
+    run = [sys.executable]
+    subprocess.run([*run, str(REPO / "benchmarks" / "judge_report.py"), "--data", str(shared / "usl" / "alpaca_eval"),
+                    "--model", f"{label}={folder}", "--half", "training", "--phrasings", "development",
+                    "--output", str(judge_out)], check=True)  # fmt: skip
+    subprocess.run([*run, str(REPO / "training" / "experiments" / "reading_by_property.py"), "--model", str(folder),
+                    "--output", str(reading_out)], check=True)  # fmt: skip
+    summary = json.loads(judge_out.read_text())["summary"][0]
+    return measures(summary, json.loads(reading_out.read_text()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--candidate", type=Path, required=True,
+                        help="the refitted CRM folder, exported as it ships (crm-export --quantize int8)")  # fmt: skip
+    parser.add_argument("--shipped", type=Path, default=SHIPPED, help="the CRM it would replace")
+    parser.add_argument("--shared", type=Path, default=REPO.parent / "shared" / "data", help="the shared data folder")
+    parser.add_argument("--slack", type=float, default=0.02,
+                        help="a check moves only when it changes by more than this (shares and taus)")  # fmt: skip
+    parser.add_argument(
+        "--replace", action="store_true", help="replace the shipped folder when the candidate is better"
+    )
+    parser.add_argument("--output", type=Path, help="write the table and the verdict here (JSON)")
+    args = parser.parse_args(argv)
+    for folder in (args.candidate, args.shipped):
+        if not (folder / "crm.json").is_file():
+            parser.error(f"{folder}: not a CRM folder (no crm.json)")
+    with tempfile.TemporaryDirectory() as work:
+        shipped = judged(args.shipped, args.shared, Path(work), "shipped")
+        candidate = judged(args.candidate, args.shared, Path(work), "candidate")
+    better, rows = verdict(shipped, candidate, args.slack)
+    for row in rows:
+        print(f"{row['check']:45s} {row['shipped']:8.3f} {row['candidate']:8.3f}  {row['change']}")
+    print(f"promote: the candidate is {'better' if better else 'not better'} on the development checks")
+    if args.output:
+        record = {"candidate": str(args.candidate), "shipped": str(args.shipped), "slack": args.slack,
+                  "better": better, "checks": rows}  # fmt: skip
+        args.output.write_text(json.dumps(record, indent=1) + "\n")
+    if better and args.replace:
+        staging = args.shipped.with_name(f".{args.shipped.name}.new")
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.copytree(args.candidate, staging)
+        old = args.shipped.with_name(f".{args.shipped.name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        args.shipped.rename(old)  # at every moment one whole folder holds the name, or a whole one is next to it
+        staging.rename(args.shipped)
+        shutil.rmtree(old)
+        print(f"promote: {args.shipped} replaced; commit it in one step: git add {args.shipped.relative_to(REPO)}")
+    return 0 if better or not args.replace else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
