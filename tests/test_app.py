@@ -373,10 +373,12 @@ def test_customize_controls_become_one_checked_request(tiny_qwen_crm):
     import gradio as gr
     from crm_core.loader import load_crm
     from usl_space.service import AppService
+    from usl_space.tabs.customize import CustomizeTab
 
     bench = toy_bench()
-    svc = AppService(make_engine(bench, load_crm(tiny_qwen_crm), ScoreCache(":memory:"), toy_topics(bench)))
-    base, every = svc.engine.baseline, svc.topic_names
+    service = AppService(make_engine(bench, load_crm(tiny_qwen_crm), ScoreCache(":memory:"), toy_topics(bench)))
+    svc = CustomizeTab(service, {})
+    base, every = service.engine.baseline, service.topic_names
     asked = svc.form_request(every, "", " Be  brief. \n", "", base, ["m1"], 4)
     assert asked == svc.form_request(every, "", "Be brief.", None, None, ["m1"], 4)  # one board, one memo key
     assert (asked.criteria, asked.baseline, asked.query_ids, asked.models) == (("Be brief.",), None, None, ("m1",))

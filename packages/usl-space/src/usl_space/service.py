@@ -1,7 +1,7 @@
 """What the app's tabs share, over one engine shared by every visitor (usl_space.tabs: one module per tab, its
 layout and handlers). The service owns what lives between requests: the memo of finished views, each visitor's Stop
 flags, the thread that builds the response side, the scratch folder of charts and downloads; and the steps every
-board takes: waiting for the bench, the form as one checked request, ranking it, drawing its chart.
+board takes: waiting for the bench, ranking a checked request, drawing its chart.
 """
 
 from __future__ import annotations
@@ -87,24 +87,6 @@ class AppService:
         self.stops: dict[str, threading.Event] = {}  # per visitor (session): set by Stop, seen by their job
         self.builder: threading.Thread | None = None  # the thread building the response side, if a visitor started it
 
-    def selected_ids(self, topics: list[str], free_text: str) -> list[int] | None:
-        """The queries the topic controls select: the ticked topics, narrowed by the free-text topic when one is
-        typed; None for all. No topic ticked and no free text is an error, not a silent 'all'."""
-        topics, text = list(topics or []), (free_text or "").strip()
-        if self.engine.topics is None or (set(topics) == set(self.topic_names) and not text):
-            return None
-        if not topics and not text:
-            raise gr.Error("no topic is ticked: tick at least one topic (or Select all), or type a free-text topic")
-        try:
-            ids = set(self.engine.topics.select(topics).tolist()) if topics else set(self.engine.query)
-            if text:
-                ids &= set(self.engine.topics.select([], text).tolist())
-        except ValueError as error:
-            raise gr.Error(str(error)) from None
-        if not ids:
-            raise gr.Error("no query matches these topics; tick more topics or change the free-text topic")
-        return sorted(ids)
-
     def bench_ready(self, should_stop=None) -> Iterator[str]:
         """While the instant path's response side is not in memory (a first start without a response store builds
         it: minutes), a status line every second saying how far the build got; starts the build if nobody has.
@@ -125,18 +107,6 @@ class AppService:
                    + ". Boards take about a second once it is ready.")  # fmt: skip
             time.sleep(1.0)
 
-    def form_request(self, topics, free_text, criteria, dislikes, baseline, models, n_queries) -> RankRequest:
-        """Customize's controls as one checked request: the bench's own baseline is a row like any other under
-        another baseline."""
-        chosen = list(models or [])  # uploads are in the Models list, ticked when added; a visitor may untick them
-        if baseline and baseline != self.engine.baseline and self.engine.baseline not in chosen:
-            chosen.append(self.engine.baseline)
-        if not chosen:
-            raise gr.Error("select at least one model")
-        other = baseline if baseline != self.engine.baseline else None  # the bench's own: one memo key, not two
-        return checked(criteria, dislikes, query_ids=self.selected_ids(topics, free_text or ""), models=chosen,
-                       baseline=other, n_queries=int(n_queries) if n_queries else None)  # fmt: skip
-
     def run(self, eng: Engine, request: RankRequest, what: str, should_stop=None, started=None):
         try:  # the engine checks the models before it scores anything
             for board in eng.stream_request(request, should_stop=should_stop):
@@ -148,12 +118,5 @@ class AppService:
         return png(bar_chart(board), job_folder(self.work / "charts"))
 
     # -- handlers ------------------------------------------------------------------------------------------------
-
-    def custom_engine(self, rank_request: RankRequest, uploads) -> Engine:
-        """The engine for this visitor's request: its baseline, with their uploads."""
-        eng = self.engine.for_request(rank_request)
-        for name, outputs in (uploads or {}).items():
-            eng = eng.with_model(name, outputs)
-        return eng
 
     # -- votes: "Help it learn your taste" (compositional CRMs) --------------------------------------------------

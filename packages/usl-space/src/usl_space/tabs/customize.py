@@ -12,8 +12,9 @@ from pathlib import Path
 import gradio as gr
 
 from usl_space.catalog import catalog
+from usl_space.engine import Engine
 from usl_space.request import RankRequest
-from usl_space.service import TABLE_HEIGHT, AppService, job_folder
+from usl_space.service import TABLE_HEIGHT, AppService, checked, job_folder
 from usl_space.taste import Profile, Vote, ask, fit_votes, moves
 from usl_space.topics import TOPICS
 from usl_space.views import (
@@ -132,12 +133,49 @@ class CustomizeTab:
                                [self.criteria, self.dislikes, self.topics, self.taste, self.taste_read],
                                api_name=f"{api}load_profile")  # fmt: skip
 
+    def selected_ids(self, topics: list[str], free_text: str) -> list[int] | None:
+        """The queries the topic controls select: the ticked topics, narrowed by the free-text topic when one is
+        typed; None for all. No topic ticked and no free text is an error, not a silent 'all'."""
+        topics, text = list(topics or []), (free_text or "").strip()
+        if self.svc.engine.topics is None or (set(topics) == set(self.svc.topic_names) and not text):
+            return None
+        if not topics and not text:
+            raise gr.Error("no topic is ticked: tick at least one topic (or Select all), or type a free-text topic")
+        try:
+            ids = set(self.svc.engine.topics.select(topics).tolist()) if topics else set(self.svc.engine.query)
+            if text:
+                ids &= set(self.svc.engine.topics.select([], text).tolist())
+        except ValueError as error:
+            raise gr.Error(str(error)) from None
+        if not ids:
+            raise gr.Error("no query matches these topics; tick more topics or change the free-text topic")
+        return sorted(ids)
+
+    def form_request(self, topics, free_text, criteria, dislikes, baseline, models, n_queries) -> RankRequest:
+        """Customize's controls as one checked request: the bench's own baseline is a row like any other under
+        another baseline."""
+        chosen = list(models or [])  # uploads are in the Models list, ticked when added; a visitor may untick them
+        if baseline and baseline != self.svc.engine.baseline and self.svc.engine.baseline not in chosen:
+            chosen.append(self.svc.engine.baseline)
+        if not chosen:
+            raise gr.Error("select at least one model")
+        other = baseline if baseline != self.svc.engine.baseline else None  # the bench's own: one memo key, not two
+        return checked(criteria, dislikes, query_ids=self.selected_ids(topics, free_text or ""), models=chosen,
+                       baseline=other, n_queries=int(n_queries) if n_queries else None)  # fmt: skip
+
+    def custom_engine(self, rank_request: RankRequest, uploads) -> Engine:
+        """The engine for this visitor's request: its baseline, with their uploads."""
+        eng = self.svc.engine.for_request(rank_request)
+        for name, outputs in (uploads or {}).items():
+            eng = eng.with_model(name, outputs)
+        return eng
+
     def customize(self, topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
                   request: gr.Request):  # fmt: skip
         started = time.perf_counter()  # what the status reports: the visitor's wait, not only the scoring
         stop = self.svc.stops[str(request.session_hash)] = threading.Event()
         try:
-            rank_request = self.svc.form_request(topics, free_text, criteria, dislikes, baseline, models, n_queries)
+            rank_request = self.form_request(topics, free_text, criteria, dislikes, baseline, models, n_queries)
             yield from self.custom_board(rank_request, uploads, stop, started)
         except gr.Error as error:  # said in the status line; the board shown before stays (no red "Error" over it)
             yield gr.skip(), gr.skip(), gr.skip(), f"**Not ranked:** {as_text(error.message)}", gr.skip()
@@ -152,7 +190,7 @@ class CustomizeTab:
         if stop.is_set():
             yield gr.skip(), gr.skip(), gr.skip(), "Stopped while waiting for the bench.", gr.skip()
             return
-        eng = self.svc.custom_engine(rank_request, uploads)
+        eng = self.custom_engine(rank_request, uploads)
         what = f"Custom ({criteria_label(rank_request.criteria, rank_request.dislikes)}):"
         key = None if uploads else ("custom", rank_request)
         if key is not None and (seen := self.svc.views.get(key)) is not None:
@@ -188,7 +226,7 @@ class CustomizeTab:
         (`topics`: the ticked ones, which a profile keeps)."""
         if not self.svc.engine.instant:
             raise gr.Error("voting needs a compositional CRM (the default one)")
-        eng = self.svc.custom_engine(rank_request, uploads)
+        eng = self.custom_engine(rank_request, uploads)
         criteria_lines, dislike_lines = list(rank_request.criteria), list(rank_request.dislikes)
         taste = dict(taste or {})
         votes = [Vote(**v) for v in taste.get("votes", [])]
@@ -215,7 +253,7 @@ class CustomizeTab:
     def taste_handler(self, outcome: float | None):
         def handler(taste, topics, free_text, criteria, dislikes, baseline, models, n_queries, uploads,
                     request: gr.Request):  # fmt: skip
-            rank_request = self.svc.form_request(topics, free_text, criteria, dislikes, baseline, models, n_queries)
+            rank_request = self.form_request(topics, free_text, criteria, dislikes, baseline, models, n_queries)
             for text in self.svc.bench_ready():
                 yield self.waiting(text)
             yield self.taste_step(taste, outcome, rank_request, topics, uploads, request)
@@ -251,7 +289,7 @@ class CustomizeTab:
         yield *self.waiting("Opening the shared profile: ranking it..."), gr.skip()
         for text in self.svc.bench_ready():
             yield *self.waiting(text), gr.skip()
-        rank_request = self.svc.form_request(topics, free_text, criteria, dislikes, baseline, models, n_queries)
+        rank_request = self.form_request(topics, free_text, criteria, dislikes, baseline, models, n_queries)
         board = self.taste_step({k: v for k, v in taste.items() if k != "shared"}, None, rank_request, topics, uploads,
                                 request)  # fmt: skip
         yield *board, gr.Tabs(selected="customize")  # the tab opens on the finished board
