@@ -74,7 +74,7 @@ def job_folder(parent: Path, keep_seconds: float = 3600.0) -> Path:
 
 
 class AppService:
-    """Every handler of the app, bound to one engine."""
+    """What every tab of one bench's page shares, bound to its engine (each tab holds it as `svc`)."""
 
     def __init__(self, engine: Engine):
         self.engine = engine
