@@ -474,6 +474,8 @@ def test_a_refit_is_promoted_only_when_no_development_check_is_worse_and_one_is_
                                             "read right": (0.90, 1)}, 0.02)  # fmt: skip
     assert not worse and rows[0]["change"] == "worse"  # a gain elsewhere does not buy a loss
     assert not promote.verdict(shipped, shipped, 0.02)[0]  # nothing better: the shipped CRM stays
+    assert promote.shown(promote.SHIPPED) == "space/models/crm-compositional"  # no absolute path in a result file
+    assert promote.shown(tmp_path) == str(tmp_path)  # outside the repository: as given
     with pytest.raises(SystemExit):
         promote.main(["--candidate", str(tmp_path)])
     assert "not a CRM folder (no crm.json)" in capsys.readouterr().err

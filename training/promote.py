@@ -41,6 +41,13 @@ JUDGE_CHECKS = [
 READING_BANKS = ["development", "second development", "length in units", "negation and idiom"]
 
 
+def shown(path: Path) -> str:
+    """A folder as the results name it: relative to the repository when inside it (no machine's absolute path is
+    written into a result file)."""
+    resolved = path.resolve()
+    return str(resolved.relative_to(REPO)) if resolved.is_relative_to(REPO) else str(path)
+
+
 def number(value: object, last: bool = False) -> float:
     """A summary cell as one number: "264/324" as a share, "0.697 / 0.714" as its first (or `last`) value."""
     if isinstance(value, int | float):
@@ -116,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{row['check']:45s} {row['shipped']:8.3f} {row['candidate']:8.3f}  {row['change']}")
     print(f"promote: the candidate is {'better' if better else 'not better'} on the development checks")
     if args.output:
-        record = {"candidate": str(args.candidate), "shipped": str(args.shipped), "slack": args.slack,
+        record = {"candidate": shown(args.candidate), "shipped": shown(args.shipped), "slack": args.slack,
                   "better": better, "checks": rows}  # fmt: skip
         args.output.write_text(json.dumps(record, indent=1) + "\n")
     if better and args.replace:
@@ -128,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         args.shipped.rename(old)  # at every moment one whole folder holds the name, or a whole one is next to it
         staging.rename(args.shipped)
         shutil.rmtree(old)
-        print(f"promote: {args.shipped} replaced; commit it in one step: git add {args.shipped.relative_to(REPO)}")
+        print(f"promote: {args.shipped} replaced; commit it in one step: git add {shown(args.shipped)}")
     return 0 if better or not args.replace else 1
 
 
