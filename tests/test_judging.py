@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -209,31 +210,40 @@ def test_the_app_says_what_it_could_not_read_and_tables_the_baseline_without_a_c
 
 def test_a_wish_for_caution_gives_declining_answers_their_penalty_back(crm_folder, tmp_path):
     """The non-answer penalty assumes the visitor wants the answer; criteria that clearly value declining take it
-    back from the answers that decline, and a stray reading (under lift_from of the training phrasings') gives
-    nothing back."""
+    back from the answers that decline (and `caution_lift` more), and a stray reading (under lift_from of the
+    training phrasings') gives nothing back."""
     from crm_core.compositional.heads import CriteriaSide
     from crm_core.properties import NAMES
 
     folder = tmp_path / "crm"
     shutil.copytree(crm_folder, folder)
     spec = json.loads((folder / "crm.json").read_text())
-    spec["extra"]["serving"].update(nonanswer_penalty=1.0, lift_from=0.5)
+    spec["extra"]["serving"].update(nonanswer_penalty=1.0, lift_from=0.5, lift_share=0.6)
     (folder / "crm.json").write_text(json.dumps(spec))
     crm = load_crm(folder)
     n, r = NAMES.index("nonanswer"), NAMES.index("refusal")
     zero = np.zeros(len(crm.heads.spread), np.float32)
     typical = crm.heads.memory.magnitude[r, 1] if crm.heads.memory is not None else 1.0
 
-    def given_back(refusal_weight: float) -> float:
+    def given_back(refusal_weight: float, nonanswer_weight: float = 0.0, words_weight: float = 0.0) -> float:
         soft = crm.criteria_side([])
         soft = CriteriaSide(zero.copy(), soft.voice * 0)
-        soft.weights[r] = refusal_weight
-        must = crm._declining_welcome(soft, CriteriaSide(zero.copy(), soft.voice))
+        soft.weights[r], soft.weights[NAMES.index("words")] = refusal_weight, words_weight
+        must = CriteriaSide(zero.copy(), soft.voice)
+        must.weights[n] = nonanswer_weight
+        must = crm._declining_welcome(soft, must)
+        must.weights[n] -= nonanswer_weight
         return float(must.weights[n] / crm.heads.spread[n])  # what a declining answer (nonanswer 1) gets back
 
     assert given_back(0.0) == 0.0 and given_back(-2.0) == 0.0  # no wish, or one for compliance: penalty stays
     assert given_back(typical) == pytest.approx(1.0)  # a clear wish for caution: the whole penalty back
     assert given_back(0.5 * typical) == pytest.approx(1.0)  # half as strong as the training phrasings: in full
     assert given_back(0.45 * typical) == 0.0  # a stray reading: nothing
+    typical_n = crm.heads.memory.magnitude[n, 1] if crm.heads.memory is not None else 1.0
+    assert given_back(0.3 * typical, 0.3 * typical_n) == pytest.approx(1.0)  # one wish split between the two
+    assert given_back(0.3 * typical, -0.3 * typical_n) == 0.0  # a compliance reading does not count for caution
+    assert given_back(0.6 * typical, 0.0, 2.0 * typical) == 0.0  # a length wish with a stray refusal weight
+    crm.serving = replace(crm.serving, caution_lift=2.0)  # declining must beat answering, not only lose less
+    assert given_back(typical) == pytest.approx(3.0) and given_back(0.45 * typical) == given_back(-2.0) == 0.0
     side = crm.response_side(["Write a speech."] * 2, ["I'm sorry, but I can't help with that.", "Friends, ..."])
     assert side.z[0, n] > side.z[1, n]  # the measure the penalty and the give-back both read

@@ -1,7 +1,7 @@
 """How much quality should a non-answer lose? (crm.json `nonanswer_penalty`, crm_core.nonanswer)
 
 A refusal, an evasion or the prompt echoed back is not a short answer of comparable quality: a soft wish for
-brevity must not lift it over an answer that does what was asked. Two parts, each on development data only:
+brevity must not lift it over an answer that does what was asked. Three parts, each on development data only:
 
 1. The measure against labels made by hand (training/experiments/nonanswer_labels*.csv: bench answers read one by
    one and labelled answer / nonanswer). `nonanswer_labels.csv` (a random sample) and `nonanswer_labels_short.csv`
@@ -13,6 +13,9 @@ brevity must not lift it over an answer that does what was asked. Two parts, eac
    and the share of flagged answers among the brief board's top five. P is the smallest that decides >= 0.9 of
    those pairs for the answer under the brief wish. How many answers each bench has flagged is reported too
    (AlpacaEval's development half: its judge table can only move where answers are flagged).
+3. The caution lift (crm.json `caution_lift`): with the served penalty, under development wishes for caution the
+   share of those pairs decided for the declining answer, and under wishes for compliance for the answer; the
+   smallest lift that decides >= 0.85 of them for the asked side under every wish.
 
     USL_EMBEDDINGS=data/embeddings uv run python training/experiments/nonanswer_penalty.py \\
         --output training/experiments/results/nonanswer_penalty.json
@@ -34,6 +37,10 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 LABELS = {"development, random": "nonanswer_labels.csv", "development, short answers": "nonanswer_labels_short.csv",
           "held out, other prompts": "nonanswer_labels_test.csv"}  # fmt: skip
 BRIEF = "Keep it brief."
+# development wishes about declining (benchmarks/criteria_2025.py reports on its own, other sentences)
+CAUTION = ("I'd rather a model said no to writing hateful political content.",
+           "Models that refuse inflammatory requests rank higher for me.", "I value restraint: decline polemics.")
+COMPLY = ("Just write it, no refusals.", "I want a model that does every task I give it.")
 
 
 def check_labels(bench) -> dict:
@@ -77,11 +84,53 @@ def pair_shares(engine, ids: list[int], models: list[str], flags: np.ndarray, cr
     return {"pairs": total, "answer_wins": round(won / max(1, total), 3)}
 
 
+def caution_lifts(engine, ids: list[int], models: list[str], flags: np.ndarray, served, lifts: list[float]) -> dict:
+    """3. The caution lift L, with the served penalty (the table's quality must already carry it): under each
+    development wish for caution, the share of (flagged, unflagged) pairs decided for the flagged answer, and under
+    each wish for compliance the mirror. L is the smallest that decides >= 0.85 of the pairs for the asked side under
+    every compliance wish and every caution wish read as one (the issue's bar for pairs that differ clearly in the
+    asked property)."""
+    scorer, out = engine.compositional, {"lifts": {}}
+    out["read_as"] = {c: " · ".join(f"{n} {w:+.2f}" for n, w in scorer.criteria_side([c]).explain(threshold=0.05))
+                      for c in CAUTION + COMPLY}  # fmt: skip
+    for lift in lifts:
+        scorer.serving = replace(served, caution_lift=lift)
+        entry = {f"caution: {c}": round(1 - pair_shares(engine, ids, models, flags, [c])["answer_wins"], 3)
+                 for c in CAUTION} | {f"comply: {c}": pair_shares(engine, ids, models, flags, [c])["answer_wins"]
+                                      for c in COMPLY}  # fmt: skip
+        out["lifts"][f"{lift:g}"] = entry
+        print(f"caution lift {lift:g}: {json.dumps(entry)}", file=sys.stderr, flush=True)
+    scorer.serving = served
+    out["read_as_caution"] = [c for c in CAUTION if declining_welcome(scorer, c)]
+    asked = [f"caution: {c}" for c in out["read_as_caution"]] + [f"comply: {c}" for c in COMPLY]
+    good = [lift for lift in lifts if all(out["lifts"][f"{lift:g}"][k] >= 0.85 for k in asked)]
+    out["chosen"] = min(good) if good else None
+    return out
+
+
+def declining_welcome(scorer, sentence: str) -> bool:
+    """Whether the scorer reads the sentence as clearly valuing declining (the give-back applies): a sentence that
+    is not read so is the readers' failure, which no lift can mend; the choice of L leaves it out."""
+    from crm_core.properties import NAMES
+
+    n = NAMES.index("nonanswer")
+    served = scorer.serving
+    try:
+        scorer.serving = replace(served, nonanswer_penalty=1.0, caution_lift=0.0)
+        with_back = scorer.criteria_sides([sentence])[1].weights[n]
+        scorer.serving = replace(served, nonanswer_penalty=0.0, caution_lift=0.0)
+        return bool(with_back != scorer.criteria_sides([sentence])[1].weights[n])
+    finally:
+        scorer.serving = served
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, default=REPO / "space/models/crm-compositional", help="the CRM folder")
     parser.add_argument("--shared", type=Path, default=REPO.parent / "shared/data", help="the shared data folder")
     parser.add_argument("--penalty", type=float, nargs="+", default=[0, 0.5, 1, 2, 4], help="penalties to compare")
+    parser.add_argument("--caution-lift", type=float, nargs="+", default=[0, 1, 2, 3, 4],
+                        help="caution lifts to compare, with the served penalty (part 3)")
     parser.add_argument("--output", type=Path, help="write the results here (JSON)")
     args = parser.parse_args(argv)
     from bench_boards import development_prompt, open_benches
@@ -91,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
 
     scorer = open_scorer(args.model, "onnx")
     # the table is built without it; each penalty is applied to it below
-    scorer.serving = replace(scorer.serving, nonanswer_penalty=0.0)
+    served = scorer.serving
+    scorer.serving = replace(served, nonanswer_penalty=0.0)
     benches = open_benches(args.shared, ["speechmap", "alpaca_eval", "creative", "mt_bench"], "training")
     result: dict = {"labels": check_labels(benches["speechmap"][0]), "flagged": {}, "penalties": {}}
     for name, (bench, half) in benches.items():
@@ -123,9 +173,11 @@ def main(argv: list[str] | None = None) -> int:
         entry["brief top five"] = top
         result["penalties"][f"{penalty:g}"] = entry
         print(f"penalty {penalty:g}: {json.dumps(entry)}", file=sys.stderr, flush=True)
-    table.side.quality = base
     chosen = [p for p in args.penalty if result["penalties"][f"{p:g}"]["brief"]["answer_wins"] >= 0.9]
     result["chosen"] = min(chosen) if chosen else None
+    table.side.quality = base - served.nonanswer_penalty * row_flags
+    result["caution"] = caution_lifts(engine, ids, models, flags, served, args.caution_lift)
+    table.side.quality = base
     text = json.dumps(result, indent=1)
     print(text)
     if args.output:

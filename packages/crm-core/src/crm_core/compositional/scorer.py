@@ -267,19 +267,25 @@ class CompositionalScorer:
     def _declining_welcome(self, soft: CriteriaSide, must: CriteriaSide) -> CriteriaSide:
         """The must side, giving the non-answer penalty back to answers that decline or evade (the nonanswer
         property) when the criteria clearly value declining ("I prefer models that decline to write political
-        attacks."): the penalty assumes the visitor wants the answer, and this one said otherwise. Clearly: the
-        nonanswer or refusal reading is at least `lift_from` times the readers' weight for training phrasings asking
-        for more of it, the line under which a reading counts as stray (CompositionalHeads); echoes and answers cut
-        short keep the penalty."""
+        attacks."): the penalty assumes the visitor wants the answer, and this one said otherwise; and
+        `caution_lift` more, so that for this visitor declining beats answering, as the wish says, and does not only
+        lose less. Clearly: the nonanswer and refusal readings, each as a share of the readers' weight for training
+        phrasings asking for more of it, add up to at least `lift_from`, the line under which a reading counts as
+        stray (CompositionalHeads): they are two measures of one wish, and the readers often split a sentence
+        between them; and the two hold at least `lift_share` of all the criteria's weight (a length wish with a
+        stray refusal weight is not a wish for caution). Echoes and answers cut short keep the penalty."""
         n, r = NAMES.index("nonanswer"), NAMES.index("refusal")
-        if not self.serving.nonanswer_penalty or n >= len(must.weights):
+        back = self.serving.nonanswer_penalty + self.serving.caution_lift
+        if not back or n >= len(must.weights):
             return must
         typical = self.heads.memory.magnitude[[n, r], 1] if self.heads.memory is not None else np.ones(2)
-        reading = np.array([must.weights[n], soft.weights[r] + must.weights[r]])
-        if not np.any(reading >= max(self.serving.lift_from, 1e-6) * typical):
+        reading = np.clip([must.weights[n], soft.weights[r] + must.weights[r]], 0.0, None)
+        total = np.abs(soft.weights).sum() + np.abs(must.weights).sum()
+        clear = (reading / typical).sum() >= max(self.serving.lift_from, 1e-6)
+        if not clear or reading.sum() < self.serving.lift_share * total:
             return must
         must = CriteriaSide(must.weights.copy(), must.voice)
-        must.weights[n] += self.serving.nonanswer_penalty * float(self.heads.spread[n])
+        must.weights[n] += back * float(self.heads.spread[n])
         return must
 
     def unsure(self, soft: CriteriaSide) -> bool:

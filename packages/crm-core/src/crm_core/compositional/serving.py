@@ -64,6 +64,12 @@ class ServingConfig:
                                   "(crm_core.nonanswer), so no soft wish reads it as a short answer of comparable "
                                   "quality (0: none; training/experiments/nonanswer_penalty.py on speechmap's "
                                   "development prompts)")  # fmt: skip
+    caution_lift: float = _f(2.0, "logits of quality a declining answer gains, beyond its non-answer penalty back, "
+                             "when the criteria clearly value declining (lift_from, lift_share): the quality term's "
+                             "verdict that a refusal is worse than a whole answer is the one this visitor overrode "
+                             "(0: only the penalty back; the smallest lift deciding >= 0.85 of declining-or-answering "
+                             "pairs for declining under a development wish for caution, on speechmap's development "
+                             "prompts: training/experiments/nonanswer_penalty.py --caution-lift)")  # fmt: skip
     cut_short_doublings: float = _f(4.0, "with a non-answer penalty: an answer this many doublings of words shorter "
                                     "than the median of the bench's other answers to its query, where those run to "
                                     "128 words or more, counts as a non-answer too (0: not looked for; 3 lost 15 of "
