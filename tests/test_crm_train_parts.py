@@ -479,3 +479,28 @@ def test_a_refit_is_promoted_only_when_no_development_check_is_worse_and_one_is_
     with pytest.raises(SystemExit):
         promote.main(["--candidate", str(tmp_path)])
     assert "not a CRM folder (no crm.json)" in capsys.readouterr().err
+
+
+def test_more_wordings_of_a_property_widen_its_rows_not_their_share():
+    """row_shares gives each property of the wide bank the share of rows it has without the WORDING_* tables; the
+    sampler draws property rows by such probabilities (keep_row_shares), and evenly without them."""
+    from collections import Counter
+
+    from crm_train.compositional import phrasings as P
+    from crm_train.compositional.config import CompositionalConfig
+    from crm_train.compositional.criteria_fit import CriteriaSampler
+
+    bank = P.training_bank(0, wide=True)
+    before = Counter(p.prop for p in P.training_bank(0, wide=True, wordings=False))
+    assert len(bank) > sum(before.values())  # the wording tables add phrasings
+    shares = Counter()
+    for phrasing, p in zip(bank, P.row_shares(bank), strict=True):
+        shares[phrasing.prop] += p
+    for prop in before:
+        assert shares[prop] == pytest.approx(before[prop] / sum(before.values()))
+    data = _toy_criteria_data(len(NAMES))  # four phrasings: emoji +, emoji -, bullets +, bullets -
+    config = CompositionalConfig(criteria_phrasings=4000)
+    even = CriteriaSampler(data, config, np.random.default_rng(0)).draw().phrasings[:4000]
+    data.bank_p = np.array([0.7, 0.1, 0.1, 0.1])
+    skewed = CriteriaSampler(data, config, np.random.default_rng(0)).draw().phrasings[:4000]
+    assert abs(np.mean(even == 0) - 0.25) < 0.03 and abs(np.mean(skewed == 0) - 0.7) < 0.03

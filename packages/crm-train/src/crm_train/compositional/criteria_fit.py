@@ -144,6 +144,7 @@ class CriteriaData:
     general: np.ndarray  # indices into states
     general_p: np.ndarray | None  # drawing probability of each general criterion (short ones and rubrics half each)
     dsp_phrasings: list[np.ndarray]  # per domain: indices into states
+    bank_p: np.ndarray | None = None  # drawing probability of each bank phrasing for property rows (None: even)
 
     @cached_property
     def tensors(self) -> dict[str, torch.Tensor]:
@@ -243,6 +244,7 @@ class CriteriaSampler:
         self.data, self.config, self.rng = data, config, rng
         self.pairs = {p: np.array(v) for p, v in data.clear.items() if len(v)}
         self.usable = np.flatnonzero([p in self.pairs for p in data.bank_prop])
+        self.usable_p = None if data.bank_p is None else data.bank_p[self.usable] / data.bank_p[self.usable].sum()
         self.dsp = np.array(data.dsp)
 
     def _pairs_of(self, props: np.ndarray) -> np.ndarray:
@@ -251,7 +253,7 @@ class CriteriaSampler:
 
     def draw(self) -> CriteriaBatch:
         data, rng, n, per = self.data, self.rng, self.config.criteria_phrasings, self.config.rows_per_phrasing
-        prop_phr = rng.choice(self.usable, n)  # property rows: `per` pairs for each drawn phrasing
+        prop_phr = rng.choice(self.usable, n, p=self.usable_p)  # property rows: `per` pairs for each drawn phrasing
         gen_phr = rng.choice(data.general, max(4, n // 4), p=data.general_p)
         silent_bank = rng.choice(len(data.bank), n // 2)
         dsp_rows = self.dsp[rng.integers(len(self.dsp), size=n // 2 * per)]

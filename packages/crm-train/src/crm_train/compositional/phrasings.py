@@ -14,8 +14,11 @@ import json
 import random
 import re
 import tomllib
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 Nouns = dict[str, tuple[list[str], list[str]]]  # property: (nouns or sentences FOR it, ANTONYMS: less of it)
 
@@ -34,6 +37,8 @@ TRAIN_NOUNS, TRAIN_SENTENCES = _nouns(_TRAIN["nouns"]), _nouns(_TRAIN["sentences
 LIKE, DISLIKE, TRAIN_GENERAL = _TRAIN["like"], _TRAIN["dislike"], _TRAIN["general"]
 WIDE_NOUNS, WIDE_SENTENCES = _nouns(_TRAIN["wide_nouns"]), _nouns(_TRAIN["wide_sentences"])
 WIDE_LIKE, WIDE_DISLIKE = _TRAIN["wide_like"], _TRAIN["wide_dislike"]
+# more wordings that do not raise a property's share of the fit's rows (row_shares; config keep_row_shares)
+WORDING_NOUNS, WORDING_SENTENCES = _nouns(_TRAIN.get("wording_nouns", {})), _nouns(_TRAIN.get("wording_sentences", {}))
 VALIDATION_NOUNS, VALIDATION_GENERAL = _nouns(_VALIDATION["nouns"]), _VALIDATION["general"]
 VALIDATION_LIKE, VALIDATION_DISLIKE = _VALIDATION["like"], _VALIDATION["dislike"]
 LENGTH_VALIDATION_PAIRS = [(more, less) for more, less in _VALIDATION["length_pairs"]]  # the judge report's pairs
@@ -93,12 +98,15 @@ def _joined(base: dict[str, tuple[list, list]], more: dict[str, tuple[list, list
     return {p: (a + more.get(p, ([], []))[0], b + more.get(p, ([], []))[1]) for p, (a, b) in base.items()}
 
 
-def training_bank(seed: int = 0, typos_per_phrasing: float = 0.3, wide: bool = False) -> list[Phrasing]:
+def training_bank(seed: int = 0, typos_per_phrasing: float = 0.3, wide: bool = False,
+                  wordings: bool = True) -> list[Phrasing]:  # fmt: skip
     """The training phrasings (templates and whole sentences) plus typo'd copies of a share of them; `wide` adds
-    the wider bank (more nouns, templates and sentences: WIDE_*)."""
+    the wider bank (more nouns, templates and sentences: WIDE_*, and with `wordings` WORDING_*)."""
     nouns, like, dislike, sentences = TRAIN_NOUNS, LIKE, DISLIKE, TRAIN_SENTENCES
     if wide:
         nouns, sentences = _joined(TRAIN_NOUNS, WIDE_NOUNS), _joined(TRAIN_SENTENCES, WIDE_SENTENCES)
+        if wordings:
+            nouns, sentences = _joined(nouns, WORDING_NOUNS), _joined(sentences, WORDING_SENTENCES)
         like, dislike = LIKE + WIDE_LIKE, DISLIKE + WIDE_DISLIKE
     bank = _bank(nouns, like, dislike)
     for prop, (more, less) in sentences.items():
@@ -108,6 +116,16 @@ def training_bank(seed: int = 0, typos_per_phrasing: float = 0.3, wide: bool = F
     rng = random.Random(seed)
     extra = [Phrasing(typo(p.text, rng), p.prop, p.sign) for p in bank if rng.random() < typos_per_phrasing]
     return bank + extra
+
+
+def row_shares(bank: list[Phrasing], seed: int = 0) -> np.ndarray:
+    """A drawing probability per phrasing of `bank` (the wide training bank of that seed) such that each property
+    keeps the share of rows it has in the bank without the WORDING_* tables, spread evenly over all its phrasings:
+    more wordings of a property change what its rows say, not how often they come."""
+    before = Counter(p.prop for p in training_bank(seed, wide=True, wordings=False))
+    now = Counter(p.prop for p in bank)
+    total = sum(before[prop] for prop in now)
+    return np.array([before[p.prop] / total / now[p.prop] for p in bank])
 
 
 def validation_bank() -> list[Phrasing]:

@@ -292,7 +292,8 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
         states, mask, general, dsp_phr = phrase_table(encoder, bank, short + rubrics, config.criteria_layers)
         data = CriteriaData(z, train_groups.vec, noisy, clean_quality, clean_spread,
                             clear_pairs(train_groups, z, config.clear_gap, 4000, rng), dsp_pairs(train_groups), bank,
-                            states, mask, general, general_p, dsp_phr)  # fmt: skip
+                            states, mask, general, general_p, dsp_phr,
+                            P.row_shares(bank, member_config.seed) if config.keep_row_shares else None)  # fmt: skip
         criteria_net, criteria_log = fit_criteria(data, encoder, member_config)
         criteria_logs.append(criteria_log)
         if not member:
