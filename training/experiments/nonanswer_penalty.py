@@ -105,10 +105,24 @@ def caution_lifts(engine, ids: list[int], models: list[str], flags: np.ndarray, 
         print(f"caution lift {lift:g}: {json.dumps(entry)}", file=sys.stderr, flush=True)
     scorer.serving = served
     out["read_as_caution"] = [c for c in CAUTION if declining_welcome(scorer, c)]
+    out["development banks"] = banks_read_as_caution(scorer)
     asked = [f"caution: {c}" for c in out["read_as_caution"]] + [f"comply: {c}" for c in COMPLY]
     good = [lift for lift in lifts if all(out["lifts"][f"{lift:g}"][k] >= 0.85 for k in asked)]
     out["chosen"] = min(good) if good else None
     return out
+
+
+def banks_read_as_caution(scorer) -> dict[str, int]:
+    """How many phrasings of the development banks the give-back (and the lift) applies to: those asking for more
+    refusals or non-answers, and the others (each one a wish the lift would misread)."""
+    from crm_train.compositional import phrasings as P
+
+    bank = P.development_bank() + P.second_development_bank()
+    asks = [p for p in bank if p.prop in ("refusal", "nonanswer") and p.sign > 0]
+    others = [p for p in bank if p not in asks]
+    return {"asking for declines": len(asks), "read as caution": sum(declining_welcome(scorer, p.text) for p in asks),
+            "other phrasings": len(others), "other phrasings read as caution": sum(declining_welcome(scorer, p.text)
+                                                                                   for p in others)}  # fmt: skip
 
 
 def declining_welcome(scorer, sentence: str) -> bool:
