@@ -100,6 +100,12 @@ def report_card_table(r: dict | None = None) -> str:
     return "\n".join(lines)
 
 
+PREVIOUS = (
+    "Previous stop: the same folder with the serving settings of the stop before this one (no `caution_lift`: a "
+    "wish for caution only gave declining answers their non-answer penalty back), run by this stop's code."
+)
+
+
 def judge_table() -> str:
     """README's one table of how good the judge is: the shipped CRM as served (ONNX int8) on held-out data beside
     the simple baselines, and the checks of the judge report (benchmarks/judge_report.py); beside it the same folder
@@ -108,11 +114,11 @@ def judge_table() -> str:
     before = _load("compositional_report_onnx_int8_previous.json")
     now, previous = j["crms"]["now"], j["crms"]["previous"]
     longer = " / ".join(f"{v['longer_wins']['accuracy']:.3f}" for v in r["human"].values())
-    lb, common = r["leaderboard"], _common(r, before)
+    lb, common = r["leaderboard"], _older(r)
     targets = [
         ("human preference pairs, no criteria: " + " / ".join(r["human"]), f"longer answer wins: {longer}"),
-        (f"a property asked for, more or less of it (mean of both directions): the {len(common)} properties both CRMs "
-         f"measure / the {len(_properties(r)) - len(common)} added since", "random: 0.5"),
+        (f"a property asked for, more or less of it (mean of both directions): the {len(common)} older properties / "
+         f"the {len(_properties(r)) - len(common)} of 2025", "random: 0.5"),
         ("two or three criteria at once", "random: 0.5"),
         ("a criterion about something else leaves the decision unchanged", "criteria ignored: 1.0"),
         (f"DSP: both domains' criteria pick their own answer ({r['dsp']['groups']} groups)", "without criteria: 0"),
@@ -127,11 +133,10 @@ def judge_table() -> str:
         ("concise and detailed top fives share at most two models", "target: all"),
         ("NullModel (junk) from the bottom: general board / worst phrasing", "target: 1-3"),
     ]  # fmt: skip
-    shipped, earlier = _judge_column(r, now, common), _judge_column(before, previous, common)
+    shipped, earlier = _judge_column(r, now), _judge_column(before, previous)
     lines = [f"`{r['model']}` as served (ONNX Runtime int8); held-out prompts, validation phrasings never trained on; "
              f"judge report on the {now['queries']} evaluation-half queries, {now['default_models']} default models. "
-             "Previous stop: the CRM shipped before this stop (27 properties; refitted now with six more, the 2025 "
-             "benches' development prompts among its property pairs).",
+             f"{PREVIOUS}",
              "", "| measure | shipped CRM | previous stop | baseline or target |", "|---|---|---|---|"]  # fmt: skip
     lines += [f"| {a} | {b} | {c} | {t} |" for (a, t), b, c in zip(targets, shipped, earlier, strict=True)]
     return "\n".join(lines)
@@ -141,9 +146,12 @@ def _properties(card: dict) -> dict[str, dict]:
     return {name: v for name, v in card["properties"]["properties"].items() if v["pairs"]}
 
 
-def _common(card: dict, other: dict) -> list[str]:
-    """The properties both report cards measured (with pairs): the ones two CRMs can be compared on."""
-    return [name for name in _properties(card) if name in _properties(other)]
+def _older(card: dict) -> list[str]:
+    """The properties measured (with pairs) before the six of 2025 (crm_core.properties.OF_2025): the two groups are
+    reported apart, the newer ones being read far less well."""
+    from crm_core.properties import OF_2025
+
+    return [name for name in _properties(card) if name not in OF_2025]
 
 
 def _property_accuracy(card: dict, names: list[str] | None = None) -> float:
@@ -155,8 +163,8 @@ def _property_accuracy(card: dict, names: list[str] | None = None) -> float:
 
 def headline() -> str:
     """README's first screen: how good the judge is in one sentence, from the judge table's own results."""
-    r, before = _load("compositional_report_onnx_int8.json"), _load("compositional_report_onnx_int8_previous.json")
-    common = _common(r, before)
+    r = _load("compositional_report_onnx_int8.json")
+    common = _older(r)
     added = [name for name in _properties(r) if name not in common]
     human = r["human"].values()
     beats = sum(v["crm"]["accuracy"] > v["longer_wins"]["accuracy"] for v in human)
@@ -170,9 +178,9 @@ def headline() -> str:
     )
 
 
-def _judge_column(card: dict, judged: dict, common: list[str]) -> list[str]:
-    """One column of the judge table: a report card (crm_train.compositional.evaluate) and a judge report entry;
-    `common`: the properties both columns measure (the rest are the newer CRM's own)."""
+def _judge_column(card: dict, judged: dict) -> list[str]:
+    """One column of the judge table: a report card (crm_train.compositional.evaluate) and a judge report entry."""
+    common = _older(card)
     added = [name for name in _properties(card) if name not in common]
     p, d, lb, phr = card["properties"], card["dsp"], card["leaderboard"], judged["phrasings"]
 
@@ -240,8 +248,7 @@ def bench_table() -> str:
     r = _load("bench_boards.json")
     lines = ["Five junk entries built from each bench (the prompt echoed, an answer to another prompt, the baseline's "
              "answer cut after its first sentence, one canned refusal, NullModel's text); wishes: \"Keep it brief.\" "
-             "and \"I like thorough, detailed answers.\"; AlpacaEval: its evaluation half. Previous stop: the CRM "
-             "shipped before this stop (27 properties).", "",
+             f"and \"I like thorough, detailed answers.\"; AlpacaEval: its evaluation half. {PREVIOUS}", "",
              "| bench | CRM | junk below every real model | junk in the top third: brief / detailed | top-5 words: "
              "general / brief / detailed | tau vs MT-bench score | MT-bench < 5 in the top third: general / brief |",
              "|---|---|---|---|---|---|---|"]  # fmt: skip
@@ -462,8 +469,7 @@ def criteria_2025_table() -> str:
     prose = list(r[crms[0]]["ai_prose"]["wishes"])
     first = r[crms[0]]
     lines = [f"speechmap's and creative's held-out prompts ({first['language']['prompts']} of them in Finnish or "
-             "Chinese); each wish as typed, with how the CRM read it (now: weights of 0.05 or more; previous stop: "
-             "0.25 or more, as the app names them). Previous stop: the CRM served before the six new properties.", "",
+             f"Chinese); each wish as typed, with how the CRM read it (weights of 0.05 or more). {PREVIOUS}", "",
              "| check | wish | " + " | ".join(crms) + " | wanted |",
              "|---|---|" + "---|" * len(crms) + "---|"]  # fmt: skip
     for label in ["general", *comply]:

@@ -29,7 +29,6 @@ ISSUE_EXAMPLES = [("Spare no detail.", "words", 1), ("Not too wordy.", "words", 
                   ("I prefer models that decline to write political attacks.", "nonanswer", 1)]  # fmt: skip
 
 
-NEW_PROPERTIES = ("nonanswer", "other_language", "ai_prose", "dialogue", "lexical_variety", "repetition")
 
 
 def verdict(weights: np.ndarray, prop: int, sign: int) -> str:
@@ -72,7 +71,7 @@ def training_read_back(scorer) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     from crm_core.compositional.scorer import CompositionalScorer
-    from crm_core.properties import NAMES
+    from crm_core.properties import NAMES, OF_2025
     from crm_train.compositional import phrasings as P
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -108,9 +107,9 @@ def main(argv: list[str] | None = None) -> int:
         results[name] = {prop: {"phrasings": sum(c.values()), **c, "read_as": dict(misread[prop].most_common(3))}
                          for prop, c in counts.items()}  # fmt: skip
         words = results[name]["words"]
-        rest = [c for prop, c in results[name].items() if prop != "words" and prop not in NEW_PROPERTIES]
+        rest = [c for prop, c in results[name].items() if prop != "words" and prop not in OF_2025]
         share = sum(c.get("right", 0) for c in rest) / max(sum(c["phrasings"] for c in rest), 1)
-        new = [c for prop, c in results[name].items() if prop in NEW_PROPERTIES]
+        new = [c for prop, c in results[name].items() if prop in OF_2025]
         print(f"{name}: length wishes read right {words.get('right', 0)} of {words['phrasings']} "
               f"({json.dumps({k: v for k, v in words.items() if k not in ('phrasings', 'right')})})"
               + (f"; the other properties {share:.3f}" if rest else "")

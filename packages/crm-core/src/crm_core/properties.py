@@ -292,6 +292,8 @@ PROPERTIES: tuple[Property, ...] = (
     Property("repetition", "repeated word 4-grams", repetition),
 )  # fmt: skip
 NAMES: tuple[str, ...] = tuple(p.name for p in PROPERTIES)
+# the criteria people type in 2025 (issue 56), added to the measures on 2026-11-27; reports show them apart
+OF_2025: tuple[str, ...] = ("nonanswer", "other_language", "ai_prose", "dialogue", "lexical_variety", "repetition")
 OTHER_LANGUAGE = NAMES.index("other_language")
 
 
