@@ -29,8 +29,6 @@ ISSUE_EXAMPLES = [("Spare no detail.", "words", 1), ("Not too wordy.", "words", 
                   ("I prefer models that decline to write political attacks.", "nonanswer", 1)]  # fmt: skip
 
 
-
-
 def verdict(weights: np.ndarray, prop: int, sign: int) -> str:
     """right / other property / wrong direction / nothing, by the strongest weight (as read_right judges)."""
     if not np.any(weights):
