@@ -490,8 +490,8 @@ def test_more_wordings_of_a_property_widen_its_rows_not_their_share():
     from crm_train.compositional.config import CompositionalConfig
     from crm_train.compositional.criteria_fit import CriteriaSampler
 
-    bank = P.training_bank(0, wide=True)
-    before = Counter(p.prop for p in P.training_bank(0, wide=True, wordings=False))
+    bank = P.training_bank(0, wide=True, wordings=True)
+    before = Counter(p.prop for p in P.training_bank(0, wide=True))
     assert len(bank) > sum(before.values())  # the wording tables add phrasings
     shares = Counter()
     for phrasing, p in zip(bank, P.row_shares(bank), strict=True):

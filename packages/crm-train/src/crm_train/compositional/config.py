@@ -54,11 +54,13 @@ class CompositionalConfig:
     criteria_steps: int = _f(2000, "steps of the criteria and voice fit")
     criteria_phrasings: int = _f(64, "phrasings drawn per step (property rows; a quarter as many general ones)")
     rows_per_phrasing: int = _f(4, "pairs judged under each drawn phrasing per step")
-    keep_row_shares: bool = _f(False, "property rows draw each property with its share of the bank without the "
-                               "WORDING_* tables (crm_train.compositional.phrasings.row_shares): more wordings of a "
-                               "property widen what its rows say, not how often they come (False: every phrasing "
-                               "equally likely; a refit with more phrasings for the six properties of 2025 doubled "
-                               "nonanswer's share of the rows and cut the length wishes' by a sixth)")  # fmt: skip
+    keep_row_shares: bool = _f(False, "the WORDING_* tables join the training bank and the phrasing memory, and "
+                               "property rows draw each property with its share of the bank without them "
+                               "(crm_train.compositional.phrasings.row_shares): more wordings of a property widen "
+                               "what its rows say, not how often they come (False: the bank without them, every "
+                               "phrasing equally likely, the shipped recipe; a refit that added phrasings for the six "
+                               "properties of 2025 doubled nonanswer's share of the rows and cut the length wishes' "
+                               "by a sixth)")  # fmt: skip
     criteria_lr: float = _f(2e-3, "learning rate of the criteria head and the voice projection")
     criteria_layer_lr: float = _f(1e-4, "learning rate of the re-tuned encoder layer(s)")
     weight_penalty: float = _f(0.02, "L2 penalty on the property weights a criterion gives (mean over properties)")

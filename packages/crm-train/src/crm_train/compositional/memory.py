@@ -29,9 +29,10 @@ from tqdm.auto import tqdm
 from crm_train.compositional import phrasings as P
 
 
-def memory_phrasings(shared: Path) -> tuple[list[str], np.ndarray]:
-    """The training phrasings (the wide bank, no typo'd copies) and general criteria, with their labels."""
-    bank = list(dict.fromkeys(P.training_bank(wide=True, typos_per_phrasing=0.0)))
+def memory_phrasings(shared: Path, wordings: bool = False) -> tuple[list[str], np.ndarray]:
+    """The training phrasings (the wide bank, with the WORDING_* tables where the readers were fitted with them; no
+    typo'd copies) and general criteria, with their labels."""
+    bank = list(dict.fromkeys(P.training_bank(wide=True, typos_per_phrasing=0.0, wordings=wordings)))
     general = list(dict.fromkeys(P.silent_criteria(extra=True) + P.rubric_criteria(shared)))
     labels = [label_of(NAMES.index(p.prop), p.sign) for p in bank] + [GENERAL] * len(general)
     return [p.text for p in bank] + general, np.array(labels, np.int16)

@@ -99,7 +99,7 @@ def _joined(base: dict[str, tuple[list, list]], more: dict[str, tuple[list, list
 
 
 def training_bank(seed: int = 0, typos_per_phrasing: float = 0.3, wide: bool = False,
-                  wordings: bool = True) -> list[Phrasing]:  # fmt: skip
+                  wordings: bool = False) -> list[Phrasing]:  # fmt: skip
     """The training phrasings (templates and whole sentences) plus typo'd copies of a share of them; `wide` adds
     the wider bank (more nouns, templates and sentences: WIDE_*, and with `wordings` WORDING_*)."""
     nouns, like, dislike, sentences = TRAIN_NOUNS, LIKE, DISLIKE, TRAIN_SENTENCES

@@ -288,7 +288,7 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
         noise = np.random.default_rng(member_config.seed).normal(0, reference_spread, len(quality))
         noisy = quality + noise.astype(np.float32)
         rng = np.random.default_rng(member_config.seed)
-        bank = P.training_bank(member_config.seed, wide=True)
+        bank = P.training_bank(member_config.seed, wide=True, wordings=config.keep_row_shares)
         states, mask, general, dsp_phr = phrase_table(encoder, bank, short + rubrics, config.criteria_layers)
         data = CriteriaData(z, train_groups.vec, noisy, clean_quality, clean_spread,
                             clear_pairs(train_groups, z, config.clear_gap, 4000, rng), dsp_pairs(train_groups), bank,
@@ -312,7 +312,7 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
                     name: sum(p.source == name for p in pairs) for name in sorted({p.source for p in pairs})},
                 **counts, "silent_criteria": {"short": len(short), "rubrics": len(rubrics)}}  # fmt: skip
     folder = save_compositional(out / "best", params, encoder_dir, manifest, idf)
-    texts, labels = memory_phrasings(shared)
+    texts, labels = memory_phrasings(shared, wordings=config.keep_row_shares)
     build_memory(folder, texts, labels, backend="torch", progress=progress)
     return folder
 
