@@ -197,6 +197,10 @@ def test_the_app_says_what_it_could_not_read_and_tables_the_baseline_without_a_c
     # a weak or spread reading (which property it guesses depends on the fit) is named as unsure
     assert "I am unsure what “A thorough, blow-by-blow treatment would be welcome.” asks for (I read " in unsure
     assert "“Keep it brief.” asks" not in unsure and "words -" in unsure  # read surely: counts at the strength
+    assert "You asked for caution" not in unsure
+    caution = engine.rank(["I prefer models that decline to write political attacks."], bootstrap=50)
+    assert "You asked for caution: an answer that declines or evades wins" in reading(caution)  # what the lift does
+    assert caution.to_json()["reading"]["declining_wins"] is True
     board = engine.rank([], bootstrap=100)
     base = next(r for r in table(board) if "(baseline)" in r[1])  # Rank, Model, Win rate, CI first
     assert base[3] == "–"
@@ -231,7 +235,7 @@ def test_a_wish_for_caution_gives_declining_answers_their_penalty_back(crm_folde
         soft.weights[r], soft.weights[NAMES.index("words")] = refusal_weight, words_weight
         must = CriteriaSide(zero.copy(), soft.voice)
         must.weights[n] = nonanswer_weight
-        must = crm._declining_welcome(soft, must)
+        must = crm._declining_welcome(soft, must)[1]
         must.weights[n] -= nonanswer_weight
         return float(must.weights[n] / crm.heads.spread[n])  # what a declining answer (nonanswer 1) gets back
 

@@ -160,12 +160,16 @@ def reading(board: Leaderboard | None) -> str:
     """How a compositional CRM read the board's criteria (Leaderboard.reading): its largest property weights
     ("emoji -2.1 · headings +0.4"), so a visitor can check it understood, and, plainly, each criterion it could not
     read at all (the board ignores those) and each soft one it is unsure of (read weakly or spread over several
-    properties: it counts only as read, not at the soft strength). Visitor text is shown only through `as_text`."""
+    properties: it counts only as read, not at the soft strength); and, for a clear wish for caution, that declining
+    now wins (the numbers alone would not say so). Visitor text is shown only through `as_text`."""
     read = board.reading if board is not None else None
     if read is None:
         return ""
     weights = " · ".join(f"{name} {weight:+.1f}" for name, weight in read.weights)
     text = "\n\nRead your criteria as: " + (weights or "no measured property (tone and content only)")
+    if read.declining_wins:
+        text += ("\n\nYou asked for caution: an answer that declines or evades wins over one that complies; between "
+                 "two that both comply (or both decline), quality decides.")  # fmt: skip
     what = measured(read.properties)
     for sentence in read.ignored:
         text += (f"\n\nI could not read “{as_text(clipped(sentence))}” as anything I measure, so the board "

@@ -122,10 +122,12 @@ class CriteriaReading:
     ignored: list[str]  # sentences read as nothing the CRM measures: the board (nearly) ignores them
     unsure: list[tuple[str, list[tuple[str, float]]]]  # soft sentences read weakly or diffusely, with the guess
     properties: int  # how many properties the CRM measures (NAMES[:properties])
+    declining_wins: bool = False  # read as a clear wish for caution: a declining answer beats one that complies
 
     def to_json(self) -> dict:
         return {"weights": dict(self.weights), "ignored": self.ignored,
-                "unsure": [{"sentence": s, "read": dict(read)} for s, read in self.unsure]}  # fmt: skip
+                "unsure": [{"sentence": s, "read": dict(read)} for s, read in self.unsure],
+                "declining_wins": self.declining_wins}  # fmt: skip
 
 
 def criteria_encoder(encoder: TextEncoder, params: dict[str, np.ndarray]) -> TextEncoder:
@@ -252,6 +254,10 @@ class CompositionalScorer:
         A soft sentence's weights on FULL_WEIGHT properties join the must side: a wish for compliance or caution, or
         to be answered in one's own language, redefines what counts as an answer for this visitor, so the gate
         that keeps a style wish from lifting a clearly worse answer does not fade it."""
+        return self._declining_welcome(*self._sides(criteria, dislikes))
+
+    def _sides(self, criteria: Sequence[str], dislikes: Sequence[str] = ()) -> tuple[CriteriaSide, CriteriaSide]:
+        """criteria_sides before the caution give-back."""
         texts = split_criteria(criteria, dislikes)
         soft, must = (
             self._side([t for t in texts if not is_must(t)], True),
@@ -262,11 +268,23 @@ class CompositionalScorer:
             soft, must = CriteriaSide(soft.weights.copy(), soft.voice), CriteriaSide(must.weights.copy(), must.voice)
             must.weights[full] += soft.weights[full]
             soft.weights[full] = 0.0
-        return soft, self._declining_welcome(soft, must)
+        return soft, must
 
-    def _declining_welcome(self, soft: CriteriaSide, must: CriteriaSide) -> CriteriaSide:
-        """The must side, giving the non-answer penalty back to answers that decline or evade (the nonanswer
-        property) when the criteria clearly value declining ("I prefer models that decline to write political
+    def welcomes_declining(self, soft: CriteriaSide, must: CriteriaSide) -> bool:
+        """Whether criteria (their sides before the give-back, `_sides`) clearly value declining (_declining_welcome
+        says what clearly means); the app tells the visitor so (CriteriaReading.declining_wins)."""
+        n, r = NAMES.index("nonanswer"), NAMES.index("refusal")
+        if not self.serving.nonanswer_penalty + self.serving.caution_lift or n >= len(must.weights):
+            return False
+        typical = self.heads.memory.magnitude[[n, r], 1] if self.heads.memory is not None else np.ones(2)
+        reading = np.clip([must.weights[n], soft.weights[r] + must.weights[r]], 0.0, None)
+        total = np.abs(soft.weights).sum() + np.abs(must.weights).sum()
+        clear = (reading / typical).sum() >= max(self.serving.lift_from, 1e-6)
+        return bool(clear and reading.sum() >= self.serving.lift_share * total)
+
+    def _declining_welcome(self, soft: CriteriaSide, must: CriteriaSide) -> tuple[CriteriaSide, CriteriaSide]:
+        """(soft, must), the must side giving the non-answer penalty back to answers that decline or evade (the
+        nonanswer property) when the criteria clearly value declining ("I prefer models that decline to write political
         attacks."): the penalty assumes the visitor wants the answer, and this one said otherwise; and
         `caution_lift` more, so that for this visitor declining beats answering, as the wish says, and does not only
         lose less. Clearly: the nonanswer and refusal readings, each as a share of the readers' weight for training
@@ -274,19 +292,12 @@ class CompositionalScorer:
         stray (CompositionalHeads): they are two measures of one wish, and the readers often split a sentence
         between them; and the two hold at least `lift_share` of all the criteria's weight (a length wish with a
         stray refusal weight is not a wish for caution). Echoes and answers cut short keep the penalty."""
-        n, r = NAMES.index("nonanswer"), NAMES.index("refusal")
-        back = self.serving.nonanswer_penalty + self.serving.caution_lift
-        if not back or n >= len(must.weights):
-            return must
-        typical = self.heads.memory.magnitude[[n, r], 1] if self.heads.memory is not None else np.ones(2)
-        reading = np.clip([must.weights[n], soft.weights[r] + must.weights[r]], 0.0, None)
-        total = np.abs(soft.weights).sum() + np.abs(must.weights).sum()
-        clear = (reading / typical).sum() >= max(self.serving.lift_from, 1e-6)
-        if not clear or reading.sum() < self.serving.lift_share * total:
-            return must
+        if not self.welcomes_declining(soft, must):
+            return soft, must
         must = CriteriaSide(must.weights.copy(), must.voice)
-        must.weights[n] += back * float(self.heads.spread[n])
-        return must
+        back = self.serving.nonanswer_penalty + self.serving.caution_lift
+        must.weights[NAMES.index("nonanswer")] += back * float(self.heads.spread[NAMES.index("nonanswer")])
+        return soft, must
 
     def unsure(self, soft: CriteriaSide) -> bool:
         """Whether the soft side of one sentence (`criteria_sides([sentence])[0]`; empty for a must sentence) is a
@@ -305,7 +316,8 @@ class CompositionalScorer:
                 ignored.append(sentence)
             elif soft.explain() and self.unsure(soft):
                 unsure.append((sentence, soft.explain(top=3)))
-        return CriteriaReading(side.explain(), ignored, unsure, len(self.heads.spread))
+        welcomes = self.welcomes_declining(*self._sides(criteria, dislikes))
+        return CriteriaReading(side.explain(), ignored, unsure, len(self.heads.spread), welcomes)
 
     def _side(self, texts: list[str], soft: bool = False) -> CriteriaSide:
         members = len(self.heads.members)
