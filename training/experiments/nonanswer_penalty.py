@@ -128,17 +128,7 @@ def banks_read_as_caution(scorer) -> dict[str, int]:
 def declining_welcome(scorer, sentence: str) -> bool:
     """Whether the scorer reads the sentence as clearly valuing declining (the give-back applies): a sentence that
     is not read so is the readers' failure, which no lift can mend; the choice of L leaves it out."""
-    from crm_core.properties import NAMES
-
-    n = NAMES.index("nonanswer")
-    served = scorer.serving
-    try:
-        scorer.serving = replace(served, nonanswer_penalty=1.0, caution_lift=0.0)
-        with_back = scorer.criteria_sides([sentence])[1].weights[n]
-        scorer.serving = replace(served, nonanswer_penalty=0.0, caution_lift=0.0)
-        return bool(with_back != scorer.criteria_sides([sentence])[1].weights[n])
-    finally:
-        scorer.serving = served
+    return scorer.reading([sentence]).declining_wins
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -308,7 +308,10 @@ class CompositionalScorer:
     def reading(self, criteria: Sequence[str], dislikes: Sequence[str] = ()) -> CriteriaReading:
         """How these criteria were read, for the visitor to check: the largest weights of the whole set, and each
         sentence read as nothing (no weight of 0.25 or more, no voice: the board ignores it) or read unsure."""
-        side = self.criteria_side(criteria, dislikes)
+        soft, must = self._sides(criteria, dislikes)
+        welcomes = self.welcomes_declining(soft, must)
+        soft, must = self._declining_welcome(soft, must)
+        side = CriteriaSide(soft.weights + must.weights, soft.voice + must.voice)
         ignored, unsure = [], []
         for sentence in split_criteria(criteria, dislikes):
             soft, must = self.criteria_sides([sentence])  # one sentence: one of the two is empty
@@ -316,7 +319,6 @@ class CompositionalScorer:
                 ignored.append(sentence)
             elif soft.explain() and self.unsure(soft):
                 unsure.append((sentence, soft.explain(top=3)))
-        welcomes = self.welcomes_declining(*self._sides(criteria, dislikes))
         return CriteriaReading(side.explain(), ignored, unsure, len(self.heads.spread), welcomes)
 
     def _side(self, texts: list[str], soft: bool = False) -> CriteriaSide:
