@@ -457,8 +457,8 @@ def test_a_config_inside_its_own_output_folder_is_not_overwritten(tmp_path, caps
 
 
 def test_a_refit_is_promoted_only_when_no_development_check_is_worse_and_one_is_better(tmp_path, capsys):
-    """training/promote.py: each check compared with a slack, the lower-is-better one turned round; a folder that
-    is not a CRM is refused before any work."""
+    """training/promote.py: each check compared with a slack (a count: and by more than one item), the
+    lower-is-better one turned round; a folder that is not a CRM is refused before any work."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("promote", REPO / "training" / "promote.py")
@@ -474,6 +474,13 @@ def test_a_refit_is_promoted_only_when_no_development_check_is_worse_and_one_is_
                                             "read right": (0.90, 1)}, 0.02)  # fmt: skip
     assert not worse and rows[0]["change"] == "worse"  # a gain elsewhere does not buy a loss
     assert not promote.verdict(shipped, shipped, 0.02)[0]  # nothing better: the shipped CRM stays
+    # a count moves only by more than one item: one phrasing of 25 (0.04) is the same, two are worse
+    assert promote.items("13/25") == 25 and promote.items(0.52) == 0 and promote.items("0.697 / 0.714") == 0
+    units = {"units": (13 / 25, 1, 25), "twins": (0.80, 1, 324)}
+    one, rows = promote.verdict(units, {"units": (12 / 25, 1, 25), "twins": (0.85, 1, 324)}, 0.02)
+    assert one and [r["change"] for r in rows] == ["same", "better"]
+    two, rows = promote.verdict(units, {"units": (11 / 25, 1, 25), "twins": (0.85, 1, 324)}, 0.02)
+    assert not two and rows[0]["change"] == "worse"
     assert promote.shown(promote.SHIPPED) == "space/models/crm-compositional"  # no absolute path in a result file
     assert promote.shown(tmp_path) == str(tmp_path)  # outside the repository: as given
     with pytest.raises(SystemExit):
