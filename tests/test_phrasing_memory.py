@@ -200,3 +200,70 @@ def test_a_soft_criterion_weighs_the_same_whatever_its_wording_and_a_must_counts
     k = int(np.argmax(np.abs(read[0])))
     expected = 0.6 * float(memory.magnitude[k, int(read[0][k] > 0)])
     assert abs(soft[k]) == pytest.approx(expected) and np.allclose(soft / soft[k], read[0] / read[0][k])
+
+
+def test_a_gain_scales_the_readers_raw_weights_by_direction_and_is_saved_with_the_memory(tmp_path):
+    """The memory file's gain: the heads multiply the readers' raw weight for each property by its gain in the
+    weight's direction, before the threshold, so a weakly read property survives it; a folder whose memory has
+    one is served with it, and the gain stays when the memory is set aside (the readers' weights are measured so)."""
+    from crm_core.compositional.scorer import CompositionalScorer
+
+    folder = random_compositional_crm(tmp_path / "c")
+    scorer = CompositionalScorer(folder)
+    scorer.heads.serving = replace(scorer.heads.serving, soft_strength=0.0, weight_threshold=0.0)
+    text = ["Use emojis, never bullet points."]
+    read = scorer.criteria_side(text).weights
+    assert scorer.heads.gain is None and np.abs(read).max() > 0 and (read > 0).any() and (read < 0).any()
+    gain = np.ones((K, 2), np.float32)
+    gain[:, 1] = 3.0  # weights for more of a property, tripled ...
+    scorer.heads.gain = gain
+    tripled = np.where(read > 0, 3.0 * read, read)
+    top = int(np.argmax(np.abs(tripled)))  # ... on what the sentence is most about; the others stay as read
+    expected = read.copy()
+    expected[top] = tripled[top]
+    assert np.allclose(scorer.criteria_side(text).weights, expected, atol=1e-6)
+    scorer.heads.serving = replace(scorer.heads.serving, weight_threshold=0.25)
+    scorer.heads.gain = None
+    thresholded = scorer.criteria_side(text).weights
+    weak = int(np.argmin(np.where(read != 0, np.abs(read), np.inf)))  # the weakest reading: under the threshold
+    assert thresholded[weak] == 0
+    gain = np.ones((K, 2), np.float32)
+    gain[weak] = 100.0
+    scorer.heads.gain = gain
+    assert scorer.criteria_side(text).weights[weak] != 0  # lifted before the threshold, it survives it
+    far_away = np.zeros((len(toy_memory().vectors), 384), np.int8)  # the memory never reads a real sentence
+    far_away[:, :8] = toy_memory().vectors
+    replace(toy_memory(), vectors=far_away, gain=gain).save(folder)
+    served = CompositionalScorer(folder)
+    assert served.heads.gain is not None and np.array_equal(served.heads.gain, gain)
+    served.heads.memory = None
+    assert served.heads.gain is not None
+
+
+def test_the_needed_weight_decides_the_asked_share_of_clear_pairs_and_lifts_only_weak_readers():
+    """needed_weights: per property and direction, the least weight under which the side asked for wins the share
+    of clearly differing pairs against the quality term; reader_gains lifts the readers' weight to a factor of it."""
+    from types import SimpleNamespace
+
+    from crm_train.compositional.features import Groups
+    from crm_train.compositional.memory import needed_weights, reader_gains
+
+    # five prompts, two answers each; the second answer has 2 units more emoji; quality favours it by 1, 1, 1, 1, -3
+    n = 5
+    phi = np.zeros((2 * n, K), np.float32)
+    phi[1::2, EMOJI] = 2.0
+    quality = np.zeros(2 * n)
+    quality[1::2] = [1, 1, 1, 1, -3]
+    groups = Groups([f"p{i}" for i in range(n)], ["a", "b"] * n, [f"t{i}" for i in range(2 * n)],
+                    np.repeat(np.arange(n), 2), np.zeros((2 * n, 4)), np.zeros((2 * n, 4)), phi)  # fmt: skip
+    scorer = SimpleNamespace(heads=SimpleNamespace(spread=np.ones(K, np.float32)),
+                             response_side=lambda prompts, texts: SimpleNamespace(quality=quality))  # fmt: skip
+    needed = needed_weights(scorer, groups, decides=0.85, gap=1.5, least_pairs=5)
+    # more emoji: w x 2 must beat -3 in the fifth pair too (4 of 5 is under 0.85): 1.5; less: beat +1: 0.5
+    assert needed[EMOJI, 1] == pytest.approx(1.5) and needed[EMOJI, 0] == pytest.approx(0.5)
+    assert np.isnan(needed[WORDS]).all()  # no pair differs in length
+    assert np.isnan(needed_weights(scorer, groups, least_pairs=6)[EMOJI]).all()  # too few pairs to say
+    magnitude = np.full((K, 2), 1.0, np.float32)
+    gain = reader_gains(magnitude, needed, factor=2.0)
+    assert gain[EMOJI].tolist() == pytest.approx([1.0, 3.0]) and (gain[WORDS] == 1.0).all()
+    assert reader_gains(magnitude, needed, factor=100.0, cap=20.0)[EMOJI, 1] == 20.0

@@ -115,6 +115,9 @@ class CompositionalHeads:
         self.rank = sum(m["voice_proj"].shape[0] for m in self.members)
         self.serving = serving
         self.memory = memory
+        # each property's factor on the readers' raw weights, [less, more] (the memory file's `gain`; None: 1): kept
+        # when the memory is set aside, since it is part of how the readers read (memory.reader_magnitudes)
+        self.gain = memory.gain[: len(self.spread)] if memory is not None and memory.gain is not None else None
         # the reference signals' weights: fitted ones from the heads, unless crm.json gives others
         self.reference_weights = {k: float(self.params[k][0]) for k in REFERENCE_WEIGHTS if k in self.params}
 
@@ -151,6 +154,12 @@ class CompositionalHeads:
             return CriteriaSide(np.zeros(k, np.float32), np.zeros(self.rank, np.float32))
         outs = [mlp(m, "criteria", vecs) for m, vecs in zip(self.members, per_member, strict=True)]
         raw = np.mean([out[:, :k] for out in outs], axis=0)  # one row per criterion
+        if self.gain is not None:  # before the threshold: a weak property's reading must survive it
+            gained = raw * self.gain[np.arange(k), (raw > 0).astype(np.int64)]
+            top = np.argmax(np.abs(gained), axis=1)  # only what the sentence is most about: strays stay as read
+            rows = np.arange(len(raw))
+            raw = raw.copy()
+            raw[rows, top] = gained[rows, top]
         serving = self.serving
         weights = np.sign(raw) * np.maximum(np.abs(raw) - serving.weight_threshold, 0.0) * serving.weight_scale
         if "form_gate.0.weight" in self.members[0]:  # a criterion the gate reads as general moves no property

@@ -50,6 +50,9 @@ class PhrasingMemory:
     agreement: float = 0.7  # the share of them that must agree on one property (general counts as one)
     similarity: float = 0.6  # the cosine the nearest one must reach
     keys: np.ndarray | None = None  # (n,) int64 text_key of each phrasing (None in files made before keys)
+    # (properties, 2) the factor on the readers' raw weights, [less, more] (None: 1); the heads apply it
+    # (CompositionalHeads.gain), and `magnitude` was measured with it (crm_train.compositional.memory.reader_gains)
+    gain: np.ndarray | None = None
     _held: dict[int, int] | None = field(default=None, init=False, repr=False)
     _unit: np.ndarray | None = field(default=None, init=False, repr=False)
 
@@ -140,6 +143,8 @@ class PhrasingMemory:
         arrays = {"vectors": self.vectors, "labels": self.labels, "magnitude": self.magnitude, "settings": settings}
         if self.keys is not None:
             arrays["keys"] = self.keys
+        if self.gain is not None:
+            arrays["gain"] = self.gain
         with open(partial, "wb") as handle:
             np.savez_compressed(handle, allow_pickle=False, **arrays)
         os.replace(partial, path)
@@ -153,8 +158,9 @@ class PhrasingMemory:
         with np.load(path, allow_pickle=False) as data:
             neighbours, agreement, similarity = (float(x) for x in data["settings"])
             keys = data["keys"] if "keys" in data.files else None
+            gain = data["gain"].astype(np.float32) if "gain" in data.files else None
             return cls(data["vectors"], data["labels"], data["magnitude"].astype(np.float32), int(neighbours),
-                       agreement, similarity, keys)  # fmt: skip
+                       agreement, similarity, keys, gain)  # fmt: skip
 
 
 def _unsure(read: float, target: float, total: float, lift_from: float, lift_share: float) -> bool:

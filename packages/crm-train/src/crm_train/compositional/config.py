@@ -61,6 +61,12 @@ class CompositionalConfig:
                                "phrasing equally likely, the shipped recipe; a refit that added phrasings for the six "
                                "properties of 2025 doubled nonanswer's share of the rows and cut the length wishes' "
                                "by a sixth)")  # fmt: skip
+    reader_gain: float = _f(2.0, "after the fit, the phrasing memory's readers' gain: where the readers weigh a "
+                            "property less than this x what a clear difference in it needs against quality (0.85 "
+                            "of the training split's pairs), their raw weight for it is lifted so "
+                            "(memory.gained_memory; 0: none; chosen on development data: "
+                            "training/experiments/reader_gain.py: the six properties of 2025 came out of the fit "
+                            "ten times weaker than the others)")  # fmt: skip
     criteria_lr: float = _f(2e-3, "learning rate of the criteria head and the voice projection")
     criteria_layer_lr: float = _f(1e-4, "learning rate of the re-tuned encoder layer(s)")
     weight_penalty: float = _f(0.02, "L2 penalty on the property weights a criterion gives (mean over properties)")

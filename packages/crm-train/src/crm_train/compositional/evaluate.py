@@ -71,12 +71,15 @@ def _rate(hits: list[bool]) -> dict:
 
 
 def property_report(judge: Judge, groups: Groups, gap: float, silent_gap: float, seed: int = 0,
-                    per_property: int = 300) -> dict:  # fmt: skip
+                    per_property: int = 300, bank: list[P.Phrasing] | None = None,
+                    general: list[str] | None = None) -> dict:  # fmt: skip
+    """Property pairs, combined and silent criteria (the module's docstring) under `bank` and `general` (default:
+    the validation bank and its general criteria; an experiment passes development ones)."""
     rng = np.random.default_rng(seed)
     side = judge.side([groups.prompts[g] for g in groups.group], groups.texts)
     z = groups.centred(judge.heads.spread)
     base = side.quality
-    bank = P.validation_bank()
+    bank = P.validation_bank() if bank is None else bank
     by_prop: dict[str, dict[int, list[str]]] = {}
     for p in bank:
         by_prop.setdefault(p.prop, {}).setdefault(p.sign, []).append(p.text)
@@ -97,7 +100,7 @@ def property_report(judge: Judge, groups: Groups, gap: float, silent_gap: float,
         every += [(int(i), int(j)) for i, j in zip(rows[a], rows[b], strict=True)]
     allpairs = np.array(every)
     per_prop, combined, silent = {}, [], []
-    general = P.VALIDATION_GENERAL
+    general = P.VALIDATION_GENERAL if general is None else general
     for prop in by_prop:
         k = NAMES.index(prop)
         diff = z[allpairs[:, 0], k] - z[allpairs[:, 1], k]

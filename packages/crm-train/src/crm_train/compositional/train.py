@@ -31,7 +31,7 @@ import torch
 from crm_core.atomic import atomic_dir
 from crm_core.compositional.heads import CRITERIA_LAYERS, member_prefix, quality_input
 from crm_core.compositional.reference import IdfTable, lexical_similarity, reference_similarity, relative_length
-from crm_core.compositional.scorer import HEADS_FILE, split_criteria
+from crm_core.compositional.scorer import HEADS_FILE, CompositionalScorer, split_criteria
 from crm_core.compositional.serving import ServingConfig
 from crm_core.encoder import ENCODER_DIR, EmbeddingStore, TextEncoder, make_lean, write_encoder
 from crm_core.properties import NAMES
@@ -43,7 +43,7 @@ from crm_train.compositional import sources as S
 from crm_train.compositional.config import CompositionalConfig
 from crm_train.compositional.criteria_fit import CriteriaData, clear_pairs, dsp_pairs, fit_criteria, phrase_table
 from crm_train.compositional.features import Features, make_groups
-from crm_train.compositional.memory import build_memory, memory_phrasings
+from crm_train.compositional.memory import build_memory, gained_memory, memory_phrasings
 
 
 def data_hash(shared: Path) -> str:
@@ -314,6 +314,11 @@ def train(config: CompositionalConfig, progress: bool = True) -> Path:
     folder = save_compositional(out / "best", params, encoder_dir, manifest, idf)
     texts, labels = memory_phrasings(shared, wordings=config.keep_row_shares)
     build_memory(folder, texts, labels, backend="torch", progress=progress)
+    if config.reader_gain:
+        scorer = CompositionalScorer(folder, backend="torch")
+        scorer.store = EmbeddingStore(config.embeddings, scorer.encoder)  # as served: the folder's encoder
+        memory = gained_memory(scorer, texts, labels, train_groups, config.reader_gain, progress=progress)
+        memory.save(folder)
     return folder
 
 
