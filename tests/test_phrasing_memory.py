@@ -267,3 +267,33 @@ def test_the_needed_weight_decides_the_asked_share_of_clear_pairs_and_lifts_only
     gain = reader_gains(magnitude, needed, factor=2.0)
     assert gain[EMOJI].tolist() == pytest.approx([1.0, 3.0]) and (gain[WORDS] == 1.0).all()
     assert reader_gains(magnitude, needed, factor=100.0, cap=20.0)[EMOJI, 1] == 20.0
+
+
+def test_a_gained_memory_lifts_only_where_the_readers_fall_short_and_leaves_the_scorer_as_it_was(tmp_path):
+    """gained_memory on a real (random-headed) CRM folder, as crm-train runs it after a fit: the gain is 1 or more,
+    1 for the properties counted at full weight and where the readers read no phrasing right, the magnitudes kept
+    where nothing is lifted; the scorer keeps its own memory."""
+    from crm_core.compositional.scorer import FULL_WEIGHT, CompositionalScorer
+    from crm_core.encoder import EmbeddingStore
+    from crm_train.compositional.features import Features, make_groups
+    from crm_train.compositional.memory import build_memory, gained_memory, memory_phrasings
+
+    folder = random_compositional_crm(tmp_path / "c")
+    texts, labels = memory_phrasings(tmp_path / "no-shared-data")
+    keep = np.flatnonzero((labels == label_of(WORDS, -1)) | (labels == label_of(WORDS, 1)) | (labels == GENERAL))
+    texts, labels = [texts[i] for i in keep][:300], labels[keep][:300]
+    build_memory(folder, texts, labels, per_label=3, backend="torch", progress=False)
+    scorer = CompositionalScorer(folder)
+    memory = scorer.heads.memory
+    scorer.store = EmbeddingStore(tmp_path / "store", scorer.encoder)
+    answers = {f"m{n}": " ".join(["word"] * 4**n) for n in range(6)}  # 1 to 1,024 words: length pairs differ clearly
+    groups = make_groups([(f"Question {q}?", answers) for q in range(3)], Features(scorer.store))
+    gained = gained_memory(scorer, texts, labels, groups, factor=50.0, least_share=0.0, per_label=3, progress=False)
+    assert gained.gain is not None and gained.gain.shape == memory.magnitude.shape and (gained.gain >= 1).all()
+    assert (gained.gain[list(FULL_WEIGHT)] == 1).all()
+    assert (gained.gain[np.arange(K) != WORDS] == 1).all()  # no other label has phrasings here to read
+    unlifted = gained.gain == 1
+    assert np.array_equal(gained.magnitude[unlifted], memory.magnitude[unlifted])
+    assert scorer.heads.memory is memory and scorer.heads.gain is None  # the scorer as it was
+    gained.save(folder)
+    assert np.array_equal(CompositionalScorer(folder).heads.gain, gained.gain)

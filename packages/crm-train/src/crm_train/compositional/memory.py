@@ -113,8 +113,8 @@ def reader_gains(magnitude: np.ndarray, needed: np.ndarray, factor: float, cap: 
     properties of 2025: docs/experiments.md), so a wish read right still could not move a board."""
     want = factor * np.nan_to_num(needed, nan=0.0)
     gain = np.clip(want / np.maximum(magnitude, 1e-6), 1.0, cap)
-    if share is not None:  # where the readers weigh under `least_share` of its phrasings the right way, what a
-        gain[~(np.nan_to_num(share, nan=0.0) >= least_share)] = 1.0  # gain lifts is mostly their noise
+    if share is not None:  # where the readers weigh under `least_share` of a label's phrasings the right way, what
+        gain[~(share >= least_share)] = 1.0  # a gain lifts is mostly their noise (NaN: no phrasing, nothing known)
     return gain.astype(np.float32)
 
 
