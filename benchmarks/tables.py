@@ -101,8 +101,8 @@ def report_card_table(r: dict | None = None) -> str:
 
 
 PREVIOUS = (
-    "Previous stop: the same folder with the serving settings of the stop before this one (no `caution_lift`: a "
-    "wish for caution only gave declining answers their non-answer penalty back), run by this stop's code."
+    "Previous stop: the same folder with the phrasing memory of the stop before this one (no readers' gain: the "
+    "readers' weights for the properties of 2025 as fitted), run by this stop's code."
 )
 
 

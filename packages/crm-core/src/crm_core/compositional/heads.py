@@ -97,7 +97,9 @@ class CompositionalHeads:
     counted 1 / members.
 
     With a `memory` (crm_core.compositional.memory), a criterion whose sentence embedding sits among training
-    phrasings that agree on one property weighs that property, where the readers weigh another one most.
+    phrasings that agree on one property weighs that property, where the readers weigh another one most; a memory
+    with a `gain` multiplies the readers' raw weight for the property a sentence is most about first (a property
+    the fit weighed too weakly to move a board).
 
     `soft_strength` (with a memory, which knows how the readers weigh training phrasings of each property) sets
     how much a soft criterion weighs: the reader says what a sentence asks for and which way, and its strongest
@@ -116,7 +118,8 @@ class CompositionalHeads:
         self.serving = serving
         self.memory = memory
         # each property's factor on the readers' raw weights, [less, more] (the memory file's `gain`; None: 1): kept
-        # when the memory is set aside, since it is part of how the readers read (memory.reader_magnitudes)
+        # when the memory is set aside, since it is part of how the readers read (crm_train's gained_memory measures
+        # the readers' weights with it and without the memory)
         self.gain = memory.gain[: len(self.spread)] if memory is not None and memory.gain is not None else None
         # the reference signals' weights: fitted ones from the heads, unless crm.json gives others
         self.reference_weights = {k: float(self.params[k][0]) for k in REFERENCE_WEIGHTS if k in self.params}

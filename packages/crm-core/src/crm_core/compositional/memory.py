@@ -12,7 +12,9 @@ sentence the memory holds itself (a training phrasing typed as written, up to ca
 labelled, whatever its neighbours vote: "Don't write an essay." has bullets phrasings for neighbours.
 
 The file (`phrasing_memory.npz` in the CRM folder) holds int8 unit vectors, their labels, a key of each text
-(`text_key`), the magnitudes and the rule's settings; crm_train.compositional.memory builds it. A folder without one
+(`text_key`), the magnitudes, the rule's settings and, where set, the readers' gain (a factor on their raw weight
+per property and direction, for properties the fit weighed too weakly; CompositionalHeads applies it);
+crm_train.compositional.memory builds it. A folder without one
 reads criteria as before; a file without keys reads every sentence by the vote.
 """
 
@@ -51,7 +53,7 @@ class PhrasingMemory:
     similarity: float = 0.6  # the cosine the nearest one must reach
     keys: np.ndarray | None = None  # (n,) int64 text_key of each phrasing (None in files made before keys)
     # (properties, 2) the factor on the readers' raw weights, [less, more] (None: 1); the heads apply it
-    # (CompositionalHeads.gain), and `magnitude` was measured with it (crm_train.compositional.memory.reader_gains)
+    # (CompositionalHeads.gain), and `magnitude` was measured with it (crm_train.compositional.memory.gained_memory)
     gain: np.ndarray | None = None
     _held: dict[int, int] | None = field(default=None, init=False, repr=False)
     _unit: np.ndarray | None = field(default=None, init=False, repr=False)
