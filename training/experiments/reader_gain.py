@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     for factor in args.factors:
         judge.heads.memory, judge.heads.gain = memory, memory.gain  # each factor from the folder's own memory
         gained = gained_memory(judge.scorer, texts, labels, train, factor, args.least_share, args.decides,
-                               progress=False) if factor else memory  # fmt: skip
+                               progress=False, needed=needed) if factor else memory  # fmt: skip
         judge.heads.memory, judge.heads.gain = gained, gained.gain
         report = property_report(judge, development, 1.5, 0.3, bank=bank, general=P.DEVELOPMENT_GENERAL)
         per = report["properties"]

@@ -119,8 +119,8 @@ def reader_gains(magnitude: np.ndarray, needed: np.ndarray, factor: float, cap: 
 
 
 def gained_memory(scorer: CompositionalScorer, texts: list[str], labels: np.ndarray, groups: Groups, factor: float,
-                  least_share: float = 0.5, decides: float = 0.85, per_label: int = 40,
-                  progress: bool = True) -> PhrasingMemory:  # fmt: skip
+                  least_share: float = 0.5, decides: float = 0.85, per_label: int = 40, progress: bool = True,
+                  needed: np.ndarray | None = None) -> PhrasingMemory:  # fmt: skip
     """The scorer's phrasing memory with the readers' gain (PhrasingMemory.gain, reader_gains): the weight a clear
     difference in each property needs, measured on `groups` (the training split's answers), lifted to `factor` x
     it where the readers fall short, and the memory's magnitude measured again with the gain where it lifts (as
@@ -128,14 +128,15 @@ def gained_memory(scorer: CompositionalScorer, texts: list[str], labels: np.ndar
     right way (there a gain lifts their noise: 'less dialogue' reads so for 0.2 of them), nor for the properties
     counted at full weight (scorer.FULL_WEIGHT: non-answers, the answer's language), which the gate never fades
     and a caution wish lifts on its own terms (ServingConfig.caution_lift). Chosen on development data:
-    training/experiments/reader_gain.py (docs/experiments.md)."""
+    training/experiments/reader_gain.py (docs/experiments.md). `needed`: needed_weights(scorer, groups, decides)
+    when the caller has it already (an experiment trying several factors)."""
     from crm_core.compositional.scorer import FULL_WEIGHT
 
     memory = scorer.heads.memory
     if memory is None:
         raise ValueError(f"{scorer.folder}: a gain is set on a phrasing memory; build one first")
     k = len(scorer.heads.spread)
-    needed = needed_weights(scorer, groups, decides)
+    needed = needed_weights(scorer, groups, decides) if needed is None else needed
     scorer.heads.memory, scorer.heads.gain = None, None
     try:
         _, share = reader_readings(scorer, texts, labels, per_label, progress=progress)
