@@ -351,6 +351,60 @@ def test_a_bench_without_the_reference_panel_compares_each_answer_with_its_other
     assert lift[0] == pytest.approx(expected, abs=0.02)
 
 
+def test_the_own_panel_is_the_top_share_of_models_by_quality_above_each_querys_mean():
+    """own_panel ranks models by their mean quality above the mean of each query's answers (no baseline), so a
+    model that skipped the hard queries is not lifted by the easy ones; it keeps at least two models."""
+    from usl_space.instant import own_panel
+
+    keys = [(0, "a"), (0, "b"), (0, "c"), (0, "d"), (1, "a"), (1, "b"), (1, "c"), (1, "d"), (2, "b"), (2, "c")]
+    # query 2 is easy (everyone high); "c" only looks good there, and "d" is the junk
+    quality = np.array([2.0, 1.0, 0.0, -3.0, 1.0, 0.5, -0.5, -3.0, 9.0, 10.0])
+    assert own_panel(quality, keys, 0.5) == ["a", "b"]
+    assert own_panel(quality, keys, 0.75) == ["a", "b", "c"]
+    assert own_panel(quality, keys, 0.1) == ["a", "b"]  # never fewer than two
+    assert own_panel(quality + 5.0, keys, 0.5) == ["a", "b"]  # a shift of every answer changes nothing
+
+
+def test_a_bench_without_the_reference_panel_is_compared_with_its_own_top_models(compositional_crm, tmp_path):
+    """A bench that lacks the CRM's named panel is built twice: first each answer against every other answer to
+    its query, then against the answers of the models own_panel picks from that first side; the table keeps the
+    panel (saved and loaded with it), and a model added later is compared with that same panel."""
+    from usl_space.instant import own_panel, panels_of, response_side_of
+
+    scorer = CompositionalScorer(compositional_crm)
+    scorer.reference_models = []
+    scorer.serving = replace(scorer.serving, consensus_scale=0.5, panel_share=0.5)
+    query = {0: "What is the capital of France?", 1: "How many legs does a spider have?"}
+    answers = {"m1": ("Paris is the capital of France.", "A spider has eight legs."),
+               "m2": ("The capital of France is Paris.", "Eight legs."),
+               "m3": ("France's capital city is Paris, on the Seine.", "Spiders have 8 legs."),
+               "junk": ("Bananas are rich in potassium.", "Bananas are rich in potassium.")}  # fmt: skip
+    outputs = {(i, m): texts[i] for m, texts in answers.items() for i in query}
+    keys = sorted(outputs)
+    first = response_side_of(scorer, query, outputs, outputs)
+    expected = own_panel(first.quality, keys, 0.5)
+    table = ResponseTable.build(scorer, query, outputs, "ckpt", "bench")
+    assert table.panel == expected and len(expected) == 2
+    again = response_side_of(scorer, query, outputs, outputs, own=expected)
+    np.testing.assert_allclose(table.side.quality, again.quality, atol=1e-4)
+    panels, _ = panels_of(scorer, keys, outputs, expected)
+    assert panels[keys.index((0, "junk"))] == [outputs[(0, m)] for m in expected]
+    assert not np.allclose(table.side.quality, first.quality)  # the panel changed what quality compares with
+    table.save(tmp_path / "side.npz")
+    assert ResponseTable.load(tmp_path / "side.npz", "ckpt", "bench").panel == expected
+
+    extra = {(i, "m4"): f"Answer {i}: {text}" for i, text in enumerate(answers["m1"])}
+    grown = table.extended(scorer, query, extra, {**outputs, **extra})
+    assert grown.panel == expected  # a model added joins the board, not the panel
+    np.testing.assert_allclose(grown.side.quality[-2:], response_side_of(
+        scorer, query, extra, {**outputs, **extra}, own=expected).quality, atol=1e-4)  # fmt: skip
+
+    scorer.serving = replace(scorer.serving, panel_share=0.0)  # off: every answer, as before
+    plain = ResponseTable.build(scorer, query, outputs, "ckpt", "bench")
+    assert plain.panel is None
+    np.testing.assert_allclose(plain.side.quality, first.quality, atol=1e-4)
+
+
 def test_query_ids_file_is_read_and_bad_lines_are_named(tmp_path):
     from usl_space.rank_cli import read_query_ids
 

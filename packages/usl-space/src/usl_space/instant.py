@@ -28,26 +28,68 @@ from crm_core.compositional.scorer import CompositionalScorer
 from usl_space.progress import Progress
 
 FORMAT = 1
+# how many times a bench without the CRM's reference panel chooses its own (own_panel), each time from the board the
+# last choice gave: a second choice picked the same panel on AlpacaEval's training half and MT-bench
+# (training/experiments/consensus_reference.py), so one
+PANEL_ROUNDS = 1
+
+
+def named_panels(scorer: CompositionalScorer, keys: Sequence[tuple[int, str]],
+                 reference_outputs: dict[tuple[int, str], str]) -> tuple[list[list[str]] | None, bool]:  # fmt: skip
+    """(per key, the answers of the CRM's named reference panel to its query, or None for a CRM without one;
+    whether the bench holds them: for at least half of the keys, as AlpacaEval does)."""
+    if not scorer.reference_models:
+        return None, False
+    panel = scorer.reference_models
+    named = [[reference_outputs[(i, p)] for p in panel if (i, p) in reference_outputs] for i, _ in keys]
+    return named, 2 * sum(map(bool, named)) >= len(keys)
 
 
 def panels_of(scorer: CompositionalScorer, keys: Sequence[tuple[int, str]],
-              reference_outputs: dict[tuple[int, str], str]) -> tuple[list[list[str]] | None, float]:  # fmt: skip
+              reference_outputs: dict[tuple[int, str], str],
+              own: Sequence[str] | None = None) -> tuple[list[list[str]] | None, float]:  # fmt: skip
     """Per (idx, model) key, the answers to query idx its quality term is compared with, and the weight of that
     comparison: the CRM's reference panel where the bench holds the panel's answers (AlpacaEval), else, for a CRM
-    with a `consensus_scale`, every answer of the bench to the same query (its own skipped by the scorer): a
-    leave-one-out consensus that names no model, weighed at that scale."""
-    named = None
-    if scorer.reference_models:
-        panel = scorer.reference_models
-        named = [[reference_outputs[(i, p)] for p in panel if (i, p) in reference_outputs] for i, _ in keys]
-        if 2 * sum(map(bool, named)) >= len(keys):  # the bench has the panel's answers
-            return named, 1.0
+    with a `consensus_scale`, the answers of the bench to the same query (its own skipped by the scorer), weighed
+    at that scale: those of the models in `own` (the bench's own panel, `own_panel`), or, without it, every one (a
+    leave-one-out consensus that names no model)."""
+    named, held = named_panels(scorer, keys, reference_outputs)
+    if held:
+        return named, 1.0
     if scorer.serving.consensus_scale > 0:
+        chosen = None if own is None else set(own)
         by_query: dict[int, list[str]] = {}
-        for (i, _), text in sorted(reference_outputs.items()):
-            by_query.setdefault(i, []).append(text)
+        for (i, m), text in sorted(reference_outputs.items()):
+            if chosen is None or m in chosen:
+                by_query.setdefault(i, []).append(text)
         return [by_query.get(i, []) for i, _ in keys], scorer.serving.consensus_scale
     return named, 1.0
+
+
+def wants_own_panel(scorer: CompositionalScorer, keys: Sequence[tuple[int, str]],
+                    reference_outputs: dict[tuple[int, str], str]) -> bool:  # fmt: skip
+    """Whether this bench's answers are compared with a panel of its own models (`own_panel`): it lacks the CRM's
+    reference panel, and the CRM compares with the bench's answers (`consensus_scale`) at a `panel_share`."""
+    serving = scorer.serving
+    return serving.consensus_scale > 0 < serving.panel_share and not named_panels(scorer, keys, reference_outputs)[1]
+
+
+def own_panel(quality: np.ndarray, keys: Sequence[tuple[int, str]], share: float) -> list[str]:
+    """The bench's own panel: the top `share` of its models (at least two) on a criteria-free board whose score is
+    each model's mean quality above the mean of its query's answers (no baseline and no model named: which models
+    are in it depends only on the answers). Compared with these rather than with every answer, an answer is not
+    pulled toward the bench's weakest entries and its junk (training/experiments/consensus_reference.py, AlpacaEval's
+    training half without its reference panel: tau vs LC 0.677 -> 0.697 at a share of 0.5; 0.33: 0.687, 0.67:
+    0.681)."""
+    idx = np.array([i for i, _ in keys])
+    _, query, count = np.unique(idx, return_inverse=True, return_counts=True)
+    above = quality - np.bincount(query, weights=quality)[query] / count[query]
+    names = sorted({m for _, m in keys})
+    where = {m: n for n, m in enumerate(names)}
+    model = np.array([where[m] for _, m in keys])
+    score = np.bincount(model, weights=above, minlength=len(names)) / np.bincount(model, minlength=len(names))
+    ranked = [names[n] for n in np.argsort(-score, kind="stable")]
+    return sorted(ranked[: max(2, round(share * len(names)))])
 
 
 def response_side_of(
@@ -56,11 +98,12 @@ def response_side_of(
     outputs: dict[tuple[int, str], str],
     reference_outputs: dict[tuple[int, str], str],
     progress: bool = False,
+    own: Sequence[str] | None = None,
 ) -> ResponseSide:
     """The response side of `outputs`, rows in sorted (idx, model) order; the reference panel's answers come from
-    `reference_outputs` (the bench)."""
+    `reference_outputs` (the bench), those of the models in `own` where it has its own panel (`panels_of`)."""
     side = response_side_in_steps(
-        scorer, query, outputs, reference_outputs, chunk=max(len(outputs), 1), progress=progress
+        scorer, query, outputs, reference_outputs, chunk=max(len(outputs), 1), progress=progress, own=own
     )
     assert side is not None  # nothing asked it to stop
     return side
@@ -69,11 +112,12 @@ def response_side_of(
 def response_side_in_steps(scorer: CompositionalScorer, query: dict[int, str],
                            outputs: dict[tuple[int, str], str], reference_outputs: dict[tuple[int, str], str],
                            report: Progress | None = None, should_stop: Callable[[], bool] | None = None,
-                           chunk: int = 128, progress: bool = False) -> ResponseSide | None:  # fmt: skip
+                           chunk: int = 128, progress: bool = False,
+                           own: Sequence[str] | None = None) -> ResponseSide | None:  # fmt: skip
     """`response_side_of`, `chunk` responses at a time: `report` advances after each step, `should_stop` is asked
     before each (None returned when it said stop)."""
     keys = sorted(outputs)
-    panels, scale = panels_of(scorer, keys, reference_outputs)
+    panels, scale = panels_of(scorer, keys, reference_outputs, own)
     parts = []
     for start in range(0, len(keys), chunk):
         if should_stop is not None and should_stop():
@@ -116,6 +160,7 @@ class ResponseTable:
     checkpoint: str
     bench_hash: str
     seconds: float = 0.0  # how long building it took (0 when loaded)
+    panel: list[str] | None = None  # the bench's own panel (own_panel) its quality was compared with, if any
     _row_of: dict | None = field(default=None, init=False, repr=False)
     _last_rows: tuple | None = field(default=None, init=False, repr=False)
 
@@ -144,22 +189,43 @@ class ResponseTable:
               checkpoint: str, bench_hash: str, progress: bool = False, store=None,
               report: Progress | None = None) -> ResponseTable:  # fmt: skip
         """`store` (usl_space.response_store): rows it holds are reused, the rest computed and added to it, a shard
-        at a time (a build cut short keeps what it finished). `report` is set to the rows to compute and advanced."""
+        at a time (a build cut short keeps what it finished). `report` is set to the rows to compute and advanced.
+        A bench without the CRM's reference panel (`wants_own_panel`) is built PANEL_ROUNDS + 1 times: first each
+        answer compared with every other, then, each time, with the panel of its own models that the last build
+        ranks highest (`own_panel`); the encodings are made once."""
         started = time.perf_counter()
         keys = sorted(output)
-        if store is not None:
-            side, computed = store.side(scorer, query, output, output, progress, report)
-            print(f"usl: response side: {len(keys) - computed} of {len(keys)} responses from the response store, "
-                  f"{computed} computed", file=sys.stderr)  # fmt: skip
-        else:
-            if report is not None:
-                report.total = len(keys)
-            stepped = response_side_in_steps(scorer, query, output, output, report, chunk=2048, progress=progress)
-            assert stepped is not None  # nothing asked it to stop
-            side = stepped
+        passes = 1 + PANEL_ROUNDS * wants_own_panel(scorer, keys, output)
+        what = report.what if report is not None else ""
+        panel = None
+        for step in range(passes):
+            if report is not None and passes > 1:
+                report.what = f"{what}, pass {step + 1} of {passes}" + (
+                    ": compared with its top models" if step else ""
+                )
+                report.started, report.done = time.perf_counter(), 0
+            side = cls._side(scorer, query, output, progress, store, report, panel)
+            if step + 1 < passes:
+                panel = own_panel(side.quality, keys, scorer.serving.panel_share)
         release_freed_memory()
         return cls(np.array([i for i, _ in keys], dtype=np.int64), [m for _, m in keys], side, checkpoint,
-                   bench_hash, time.perf_counter() - started)  # fmt: skip
+                   bench_hash, time.perf_counter() - started, panel)  # fmt: skip
+
+    @staticmethod
+    def _side(scorer: CompositionalScorer, query: dict[int, str], output: dict[tuple[int, str], str], progress: bool,
+              store, report: Progress | None, own: list[str] | None) -> ResponseSide:  # fmt: skip
+        """One build of the bench's response side, its answers compared as panels_of says with `own`."""
+        if store is not None:
+            side, computed = store.side(scorer, query, output, output, progress, report, own=own)
+            print(f"usl: response side: {len(output) - computed} of {len(output)} responses from the response store, "
+                  f"{computed} computed", file=sys.stderr)  # fmt: skip
+            return side
+        if report is not None:
+            report.total = len(output)
+        stepped = response_side_in_steps(scorer, query, output, output, report, chunk=2048, progress=progress,
+                                         own=own)  # fmt: skip
+        assert stepped is not None  # nothing asked it to stop
+        return stepped
 
     def extended(
         self,
@@ -170,17 +236,19 @@ class ResponseTable:
         more: ResponseSide | None = None,
     ) -> ResponseTable:
         """This table plus more responses (an uploaded model), encoded now unless `more` (their response side, in
-        sorted key order) is given."""
+        sorted key order, compared with this table's `panel`) is given. The panel stays the one the bench chose:
+        a model added joins the board, not the panel its answers are compared with."""
         keys = sorted(outputs)
         if more is None:
-            more = response_side_of(scorer, query, outputs, reference_outputs)
+            more = response_side_of(scorer, query, outputs, reference_outputs, own=self.panel)
         side = joined([self.side, more])
         return ResponseTable(np.concatenate([self.idx, [i for i, _ in keys]]).astype(np.int64),
-                             [*self.models, *(m for _, m in keys)], side, self.checkpoint, self.bench_hash)  # fmt: skip
+                             [*self.models, *(m for _, m in keys)], side, self.checkpoint, self.bench_hash,
+                             panel=self.panel)  # fmt: skip
 
     def save(self, path: str | os.PathLike) -> None:
         meta = {"format": FORMAT, "checkpoint": self.checkpoint, "bench_hash": self.bench_hash,
-                "models": self.models, "build_seconds": round(self.seconds, 1)}  # fmt: skip
+                "models": self.models, "build_seconds": round(self.seconds, 1), "panel": self.panel}  # fmt: skip
         with atomic_file(path, "wb") as handle:
             np.savez(handle, meta=np.array(json.dumps(meta)), idx=self.idx, z=self.side.z,
                      quality=self.side.quality, voice=self.side.voice)  # fmt: skip
@@ -195,7 +263,7 @@ class ResponseTable:
                 if meta.get(what) != want:
                     raise StaleTableError(f"{path}: made for {what} {meta.get(what)!r}, not {want!r}; rebuild it")
             side = ResponseSide(data["z"], data["quality"], data["voice"])
-            return cls(data["idx"], list(meta["models"]), side, checkpoint, bench_hash)
+            return cls(data["idx"], list(meta["models"]), side, checkpoint, bench_hash, panel=meta.get("panel"))
 
     @classmethod
     def open(cls, folder: str | os.PathLike, scorer: CompositionalScorer, query: dict[int, str],

@@ -22,7 +22,7 @@ from crm_core.paths import cache_dir
 
 from usl_space.board import Leaderboard, pointwise_matrices
 from usl_space.engine import Engine, added_outputs, upload_digest
-from usl_space.instant import ResponseTable, release_freed_memory, response_side_in_steps
+from usl_space.instant import PANEL_ROUNDS, ResponseTable, release_freed_memory, response_side_in_steps
 from usl_space.progress import Progress
 from usl_space.response_store import default_store
 
@@ -44,12 +44,14 @@ class InstantEngine(Engine):
         return cast(CompositionalScorer, self.scorer)
 
     def side_checkpoint(self) -> str:
-        """What the saved response side depends on: the CRM's response side and the consensus weight (a bench
-        without the reference panel's answers compares each answer with its other answers at that weight)."""
-        scorer = self.compositional
-        consensus = scorer.serving.consensus_scale
+        """What the saved response side depends on: the CRM's response side, the consensus weight and the own
+        panel's share (a bench without the reference panel's answers compares each answer with those of its own top
+        models at that weight: usl_space.instant.own_panel)."""
+        serving = self.compositional.serving
+        consensus, share = serving.consensus_scale, serving.panel_share
         scale = f"-consensus{consensus:g}" if consensus else ""
-        return scorer.response_side_id + scale
+        panel = f"-panel{share:g}x{PANEL_ROUNDS}" if consensus and share else ""
+        return self.compositional.response_side_id + scale + panel
 
     def response_table(self, progress: bool = False) -> ResponseTable:
         """The bench's response side: loaded, or built once and saved. While it is being built, `building` says
@@ -147,7 +149,7 @@ class InstantEngine(Engine):
         key = (name, upload_digest(added))
         if key not in self._uploads:
             side = response_side_in_steps(self.compositional, self.query, added, self.output, report, should_stop,
-                                          chunk)  # fmt: skip
+                                          chunk, own=self.response_table().panel)  # fmt: skip
             if side is None:
                 return False
             self._uploads[key] = side

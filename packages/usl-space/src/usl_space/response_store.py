@@ -96,12 +96,13 @@ class ResponseStore:
 
     def side(self, scorer: CompositionalScorer, query: dict[int, str], outputs: dict[tuple[int, str], str],
              reference_outputs: dict[tuple[int, str], str], progress: bool = False,
-             report: Progress | None = None, chunk: int = 2048) -> tuple[ResponseSide, int]:  # fmt: skip
+             report: Progress | None = None, chunk: int = 2048,
+             own: Sequence[str] | None = None) -> tuple[ResponseSide, int]:  # fmt: skip
         """The response side of `outputs` in sorted (idx, model) order, and how many rows had to be computed; new
         rows are computed and saved a shard of `chunk` rows at a time (a build cut short keeps its finished shards),
-        `report` set to the rows to compute and advanced after each shard."""
+        `report` set to the rows to compute and advanced after each shard; `own`: the bench's own panel (panels_of)."""
         keys = sorted(outputs)
-        panels, scale = panels_of(scorer, keys, reference_outputs)
+        panels, scale = panels_of(scorer, keys, reference_outputs, own)
         side_id = scorer.response_side_id if scale == 1.0 else f"{scorer.response_side_id}-consensus{scale:g}"
         digests = [row_key(side_id, query[i], outputs[(i, m)], panels[n] if panels else None)
                    for n, (i, m) in enumerate(keys)]  # fmt: skip

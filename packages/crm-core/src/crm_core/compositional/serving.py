@@ -60,6 +60,12 @@ class ServingConfig:
                                 "answer with the bench's other answers to its query (a leave-one-out consensus), this "
                                 "times the reference weights (0: no comparison there; "
                                 "training/experiments/consensus_reference.py)")  # fmt: skip
+    panel_share: float = _f(0.5, "with consensus_scale, on a bench without the reference panel's answers: each "
+                            "answer is compared with the answers of the top share of the bench's models on a first, "
+                            "criteria-free board (the bench's own panel, usl_space.instant.own_panel; no model "
+                            "named), not with every answer, so that the weak and the junk entries do not pull the "
+                            "consensus toward them (0: every answer; "
+                            "training/experiments/consensus_reference.py)")  # fmt: skip
     nonanswer_penalty: float = _f(1.0, "quality taken off an answer that refuses, evades or gives the prompt back "
                                   "(crm_core.nonanswer), so no soft wish reads it as a short answer of comparable "
                                   "quality (0: none; training/experiments/nonanswer_penalty.py on speechmap's "
