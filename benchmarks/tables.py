@@ -101,8 +101,8 @@ def report_card_table(r: dict | None = None) -> str:
 
 
 PREVIOUS = (
-    "Previous stop: the same folder with the phrasing memory of the stop before this one (no readers' gain: the "
-    "readers' weights for the properties of 2025 as fitted), run by this stop's code."
+    "Previous stop: the folder shipped at the stop before this one, which compared each answer of a bench without "
+    "the reference panel's answers with every other answer to its prompt (panel_share 0), run by this stop's code."
 )
 
 

@@ -12,6 +12,11 @@ counts it; variants:
 - `network`: the quality network alone (no reference signal);
 - `panel`: the shipped fixed panel (AlpacaEval only: what is served now);
 - `consensus`: the shipped weights over the consensus signals; `consensus xK`: the reference part scaled by K.
+- `self-chosen top S xK`: a panel the bench chooses itself, the top share S of its real models on a first board
+  (win rates over the baseline, the baseline in the panel), twice over (seventh session);
+- `own panel top S x0.5, R round(s)`: as served since the fourteenth session (usl_space.instant.own_panel,
+  ServingConfig.panel_share): the first board is the served one (every entry in the consensus, junk included),
+  models ranked by their mean quality above each query's mean, every entry eligible, chosen R times.
 
 Choices are made on AlpacaEval's training half (development; tau vs the published length-controlled win rates);
 MT-bench (tau vs the published MT-bench scores, which never choose anything) and the junk entries of
@@ -81,6 +86,39 @@ def general_board(quality: np.ndarray, keys: list[tuple[int, str]], baseline: st
     return {m: float(np.mean(v)) for m, v in total.items()}
 
 
+def centred_board(quality: np.ndarray, keys: list[tuple[int, str]]) -> dict[str, float]:
+    """Each model's mean quality above the mean of its query's answers (no baseline, no criteria)."""
+    by_query: dict[int, list[float]] = {}
+    for r, (i, _) in enumerate(keys):
+        by_query.setdefault(i, []).append(quality[r])
+    means = {i: float(np.mean(v)) for i, v in by_query.items()}
+    total: dict[str, list[float]] = {}
+    for r, (i, m) in enumerate(keys):
+        total.setdefault(m, []).append(quality[r] - means[i])
+    return {m: float(np.mean(v)) for m, v in total.items()}
+
+
+def self_chosen(network: np.ndarray, first: dict[str, float], keys: list[tuple[int, str]], pool: list[str],
+                share: float, k: float, rounds: int, baseline: str | None, signals: tuple) -> np.ndarray:  # fmt: skip
+    """The quality term with a panel the bench chooses itself, `rounds` times: the top `share` of the `pool` models
+    on the last board (`first`, then this term's), each answer compared with those other than its own at `k` x the
+    reference weights. With a `baseline` (the first variants) it joins the panel and boards are win rates over it;
+    without, boards are centred_board (as served)."""
+    groups, vecs, lex, words, weights = signals
+    board, quality = first, network
+    for _ in range(rounds):
+        ranked = sorted((m for m in board if m in pool), key=lambda m: -board[m])
+        chosen = set(ranked[: max(2, round(share * len(ranked)))]) | ({baseline} if baseline else set())
+        top_rows = {i: [r for r in rows if keys[r][1] in chosen] for i, rows in groups.items()}
+        t_ref, t_lex, t_rel = consensus_signals(groups, top_rows, vecs, lex, words)
+        reference = (
+            weights["refsim_weight"] * t_ref + weights["lexsim_weight"] * t_lex + weights["length_weight"] * t_rel
+        )
+        quality = network + k * reference
+        board = general_board(quality, keys, baseline) if baseline else centred_board(quality, keys)
+    return quality
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, default=REPO / "space/models/crm-compositional", help="the CRM")
@@ -143,20 +181,22 @@ def main(argv: list[str] | None = None) -> int:
             variants[f"consensus x{k:g}"] = side.quality + k * reference
         # a panel the bench chooses itself: the top share of real models on a first board (network + consensus
         # x0.5), each answer compared with those other than its own; repeated `rounds` times
+        signals = (groups, vecs, lex, words, weights)
         first = general_board(side.quality + 0.5 * reference, keys, bench.baseline)
         for share in (0.33, 0.5):
             for k in (0.5, 1.0):
-                board = first
-                for _ in range(2):
-                    ranked = sorted((m for m in board if m in real), key=lambda m: -board[m])
-                    chosen = set(ranked[: max(2, round(share * len(ranked)))]) | {bench.baseline}
-                    top_rows = {i: [r for r in rows if keys[r][1] in chosen] for i, rows in groups.items()}
-                    t_ref, t_lex, t_rel = consensus_signals(groups, top_rows, vecs, lex, words)
-                    top_reference = (weights["refsim_weight"] * t_ref + weights["lexsim_weight"] * t_lex
-                                     + weights["length_weight"] * t_rel)  # fmt: skip
-                    quality = side.quality + k * top_reference
-                    board = general_board(quality, keys, bench.baseline)
-                variants[f"self-chosen top {share:g} x{k:g}"] = quality
+                variants[f"self-chosen top {share:g} x{k:g}"] = self_chosen(
+                    side.quality, first, keys, real, share, k, 2, bench.baseline, signals
+                )
+        # as served (usl_space.instant.own_panel): the first board is the served one (the consensus of every entry,
+        # junk included), models ranked by their mean quality above each query's mean (no baseline), every entry
+        # eligible, the panel chosen `rounds` times
+        served_first = centred_board(side.quality + 0.5 * every, keys)
+        for share in (0.33, 0.5, 0.67):
+            for rounds in (1, 2):
+                variants[f"own panel top {share:g} x0.5, {rounds} round(s)"] = self_chosen(
+                    side.quality, served_first, keys, list(bench.models), share, 0.5, rounds, None, signals
+                )
         for only, signal, w in (("refsim", refsim, "refsim_weight"), ("lexsim", lexsim, "lexsim_weight")):
             variants[f"consensus, {only} only"] = side.quality + weights[w] * signal
         rows = {}
