@@ -76,20 +76,27 @@ class ResponseStore:
                 self.index[bytes(key)] = (number, row)
 
     def _panel_vectors(self, scorer: CompositionalScorer, panel_texts: list[str]) -> dict[str, np.ndarray]:
-        """The panel's answers' vectors by text, from the store; the missing ones encoded once and saved."""
+        """The panel's answers' vectors by text, from the store (float16); the missing ones encoded once, saved, and
+        given as encoded."""
         identity = scorer.encoder.identity
-        known = {t: self.vectors[k] for t in panel_texts if (k := _vector_key(identity, t)) in self.vectors}
+        known = self._stored_vectors(scorer, panel_texts)
         new = [t for t in panel_texts if t not in known]
         if new:
             encode = scorer.store.get if scorer.store is not None else scorer.encoder.encode
-            vectors = encode(new).astype(np.float16)
-            known.update(zip(new, vectors, strict=True))
+            encoded = np.asarray(encode(new), np.float32)
+            known.update(zip(new, encoded, strict=True))
+            vectors = encoded.astype(np.float16)
             keys = [_vector_key(identity, t) for t in new]
             self.folder.mkdir(parents=True, exist_ok=True)
             with atomic_file(self.folder / f"vectors-{_stamp()}.npz", "wb") as handle:
                 np.savez(handle, keys=np.array([np.frombuffer(k, np.uint8) for k in keys]), vectors=vectors)
             self.vectors.update(zip(keys, vectors, strict=True))
-        return {t: v.astype(np.float32) for t, v in known.items()}
+        return known
+
+    def _stored_vectors(self, scorer: CompositionalScorer, texts: list[str]) -> dict[str, np.ndarray]:
+        """The vectors of those texts the store holds, by text (none encoded)."""
+        identity = scorer.encoder.identity
+        return {t: self.vectors[k].astype(np.float32) for t in texts if (k := _vector_key(identity, t)) in self.vectors}
 
     def __len__(self) -> int:
         return len(self.index)
@@ -113,9 +120,10 @@ class ResponseStore:
             rows = missing[start : start + chunk]
             todo = [keys[n] for n in rows]
             panel_texts = sorted({t for n in rows for t in panels[n]}) if panels else []
-            new = scorer.response_side([query[i] for i, _ in todo], [outputs[k] for k in todo],
-                                       [panels[n] for n in rows] if panels else None, progress,
-                                       self._panel_vectors(scorer, panel_texts), scale)  # fmt: skip
+            texts = [outputs[k] for k in todo]  # their own vectors too where the store has them (an earlier build)
+            known = self._stored_vectors(scorer, texts) | self._panel_vectors(scorer, panel_texts)
+            compared = [panels[n] for n in rows] if panels else None
+            new = scorer.response_side([query[i] for i, _ in todo], texts, compared, progress, known, scale)
             shard = {"keys": np.array([np.frombuffer(digests[n], np.uint8) for n in rows]),
                      "z": new.z.astype(np.float32), "quality": new.quality.astype(np.float32),
                      "voice": new.voice.astype(np.float32)}  # fmt: skip

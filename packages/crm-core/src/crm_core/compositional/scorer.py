@@ -339,12 +339,18 @@ class CompositionalScorer:
         """Criteria-free part of many (query, response) pairs; `panels` are the answers each response is compared
         with (the reference panel's to its query, or the bench's other answers: usl_space.instant.panels_of; a
         response's own is skipped), the comparison weighed `reference_scale` times the heads' weights;
-        `panel_vectors`: embeddings of panel answers already known (by text), not encoded again."""
+        `panel_vectors`: embeddings of answers already known (by text; on a bench compared with its own answers,
+        usually every response), not encoded again."""
         encode = self.store.get if self.store is not None else self.encoder.encode
         distinct_queries = list(dict.fromkeys(queries))
         qvec = encode(distinct_queries)
         where = {q: i for i, q in enumerate(distinct_queries)}
-        rvec = encode(list(responses), progress=progress)
+        if panel_vectors and responses:  # the response store knows the bench's answers from building it before
+            missing = [r for r in dict.fromkeys(responses) if r not in panel_vectors]
+            fresh = dict(zip(missing, encode(missing, progress=progress), strict=True)) if missing else {}
+            rvec = np.stack([panel_vectors[r] if r in panel_vectors else fresh[r] for r in responses])
+        else:
+            rvec = encode(list(responses), progress=progress)
         quality_vecs = None
         if self.quality_encoder is not None:  # the quality term (and its reference similarity) reads the tuned one
             encode = self.quality_store.get if self.quality_store is not None else self.quality_encoder.encode
