@@ -55,6 +55,31 @@ def test_a_published_store_is_read_first_and_the_local_one_gets_only_what_is_mis
     assert computed == 3 and len(list((tmp_path / "local").glob("part-*.npz"))) == 1
 
 
+def test_a_bench_compared_with_its_own_answers_encodes_each_answer_once(crm, tmp_path):
+    """Without the named panel every answer is in its query's panel: its vector, encoded for the panel, serves the
+    answer too; a second build against the bench's own panel (usl_space.instant.own_panel) encodes nothing."""
+    from collections import Counter
+
+    from dataclasses import replace
+
+    crm.reference_models = []
+    query, outputs = bench(["base", "alpha", "beta"])
+    encoded: Counter = Counter()
+    encode, served = crm.encoder.encode, crm.serving
+    crm.encoder.encode = lambda texts, **kw: encoded.update(texts) or encode(texts, **kw)
+    crm.serving = replace(served, consensus_scale=0.5)
+    try:
+        store = ResponseStore(tmp_path / "s")
+        first, computed = store.side(crm, query, outputs, outputs)
+        assert computed == 9 and max(encoded[t] for t in outputs.values()) == 1
+        encoded.clear()
+        second, computed = store.side(crm, query, outputs, outputs, own=["base", "alpha"])
+    finally:
+        crm.encoder.encode, crm.serving = encode, served
+    assert computed == 9 and not any(encoded[t] for t in outputs.values())  # new rows, no answer encoded again
+    assert not np.allclose(first.quality, second.quality)
+
+
 def test_a_torn_shard_is_skipped_and_its_rows_rebuilt(crm, tmp_path, capsys):
     crm.reference_models = []
     query, outputs = bench(["base", "alpha"])
