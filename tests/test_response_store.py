@@ -59,7 +59,6 @@ def test_a_bench_compared_with_its_own_answers_encodes_each_answer_once(crm, tmp
     """Without the named panel every answer is in its query's panel: its vector, encoded for the panel, serves the
     answer too; a second build against the bench's own panel (usl_space.instant.own_panel) encodes nothing."""
     from collections import Counter
-
     from dataclasses import replace
 
     crm.reference_models = []
