@@ -111,6 +111,8 @@ def test_usl_rank_with_a_profile_ranks_as_its_votes_say(per_model_dir, tmp_path,
     assert usl_rank([*common, "--criteria", "Be brief."]) == 0
     plain = json.loads(capsys.readouterr().out)
     rate = {row["model"]: row["win_rate"] for row in plain["rows"]}
+    # a bench without the reference panel's answers: quality compared with its own top models, named in the JSON
+    assert len(plain["own_panel"]) == 2 and set(plain["own_panel"]) < set(rate) | {"base"}
     loser, winner = sorted(["alpha", "beta"], key=rate.get)
     votes = [Vote(i, loser, winner, 1.0) for i in range(5)]  # the visitor keeps preferring the board's loser
     path = tmp_path / "profile.json"

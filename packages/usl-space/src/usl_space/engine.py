@@ -89,6 +89,12 @@ class Engine:
         return True
 
     @property
+    def own_panel(self) -> list[str] | None:
+        """The models whose answers each answer's quality is compared with on a bench without the CRM's reference
+        panel (usl_space.instant.own_panel); None where there is none (here: this path compares none)."""
+        return None
+
+    @property
     def building(self) -> Progress | None:
         """A long build under way that boards wait for, if any (another thread may be running it)."""
         return None

@@ -86,6 +86,11 @@ class InstantEngine(Engine):
         return self._table is not None
 
     @property
+    def own_panel(self) -> list[str] | None:
+        """The bench's own panel its response side was built with (None: the named panel, or none)."""
+        return self.response_table().panel
+
+    @property
     def building(self) -> Progress | None:
         return self._build[0]
 

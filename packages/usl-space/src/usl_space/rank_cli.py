@@ -2,6 +2,10 @@
 
   uv run usl-rank --data ../shared/data/usl/alpaca_eval --criteria "Prefer short, concise answers." --queries 100
 
+The object's `rows` are the board; `own_panel` names the models whose answers each answer's quality was compared
+with on a bench without the CRM's reference panel (the top half of a first, criteria-free board; null where the
+bench holds the named panel or the CRM compares with none).
+
 Scores are cached (see --cache), so a repeated or overlapping request costs nothing. Under
 `accelerate launch --num_processes N` the queries are split across the processes, which score into the same
 cache; the main process then writes the leaderboard.
@@ -151,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 (one flag, one bra
         return fail("usl-rank", error, 2)
     result = board.to_json()
     result["models_ranked"] = len(result["rows"])
+    result["own_panel"] = engine.own_panel
     for model, n in engine.bench.empty_answers().items():
         print(f"usl-rank: warning: {model} gave {n} empty answer(s); they are ranked as given (judged like any "
               "other answer)", file=sys.stderr)  # fmt: skip
