@@ -145,12 +145,13 @@ def test_a_built_memory_is_served_and_changes_the_checkpoint_identity(tmp_path):
     # grown for the same readers over a grown bank: the vectors and weights it had are kept, the new one encoded
     memory.magnitude = memory.magnitude + 0.5
     memory.vectors = memory.vectors // 2  # not what the encoder gives: only kept vectors look like this
+    memory.gain = np.ones_like(memory.magnitude) + (np.arange(memory.magnitude.size) % 3).reshape(-1, 2)
     memory.save(folder)
     grown_texts = [texts[0], "Answer in two short lines.", *texts[1:]]
     grown_labels = np.insert(labels, 1, label_of(WORDS, -1))
     grown = build_memory(folder, grown_texts, grown_labels, backend="torch", progress=False, extend=True)
     assert np.array_equal(np.delete(grown.vectors, 1, axis=0), memory.vectors)
-    assert np.array_equal(grown.magnitude, memory.magnitude)
+    assert np.array_equal(grown.magnitude, memory.magnitude) and np.array_equal(grown.gain, memory.gain)  # same readers
     fresh = quantize(scorer.encoder.encode(["Answer in two short lines."]))[0]
     assert np.abs(grown.vectors[1].astype(int) - fresh).max() <= 1 and grown.held("answer in two short lines")
 

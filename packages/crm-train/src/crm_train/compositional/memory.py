@@ -173,7 +173,8 @@ def build_memory(folder: Path, texts: list[str], labels: np.ndarray, neighbours:
     and save the memory in the folder; the reader's weights are measured without any memory. `extend`: grow the
     memory the folder has for the same readers, keeping its vectors (by text key, in order) and its weights and
     encoding only the phrasings it lacks, so that every sentence reads as before unless a new phrasing is among its
-    nearest (a text's vector depends a little on the batch it is encoded in, and a vote near a tie with it)."""
+    nearest (a text's vector depends a little on the batch it is encoded in, and a vote near a tie with it), and its
+    readers' gain."""
     scorer = CompositionalScorer(folder, backend=backend)
     previous = scorer.heads.memory
     scorer.heads.memory = None
@@ -191,7 +192,8 @@ def build_memory(folder: Path, texts: list[str], labels: np.ndarray, neighbours:
         vectors[[i for i, _ in kept]] = grown.vectors[[row for _, row in kept]]
     magnitude = grown.magnitude if grown is not None else reader_magnitudes(scorer, texts, labels, per_label,
                                                                             progress=progress)  # fmt: skip
-    memory = PhrasingMemory(vectors, labels, magnitude, neighbours, agreement, similarity, keys)
+    gain = grown.gain if grown is not None else None  # the same readers: the same gain
+    memory = PhrasingMemory(vectors, labels, magnitude, neighbours, agreement, similarity, keys, gain)
     memory.save(folder)
     return memory
 
@@ -223,6 +225,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--extend", action="store_true",
                         help="grow the memory the folder has (same readers, a grown bank): keep its vectors and "
                         "override weights, encode only the phrasings it lacks")  # fmt: skip
+    parser.add_argument("--wordings", action="store_true",
+                        help="the training bank's WORDING_* tables join the memory too (more wordings of the "
+                        "properties of 2025; with --extend the readers' weights stay as the fit left "
+                        "them)")  # fmt: skip
     parser.add_argument("--backend", choices=("auto", "torch", "onnx"), default="auto",
                         help="encode with the folder's ONNX export (auto: when it has one) or PyTorch")  # fmt: skip
     parser.add_argument("--gain", type=float, default=0.0, metavar="FACTOR",
@@ -239,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--model {args.model}: not a CRM folder (no crm.json)")
     if not 0 < args.agreement <= 1 or args.neighbours < 1:
         parser.error("--agreement must be in (0, 1] and --neighbours at least 1")
-    texts, labels = memory_phrasings(args.shared)
+    texts, labels = memory_phrasings(args.shared, wordings=args.wordings)
     if args.gain:
         scorer = CompositionalScorer(args.model, backend=args.backend)
         if scorer.heads.memory is None:
