@@ -71,7 +71,9 @@ def wants_own_panel(scorer: CompositionalScorer, keys: Sequence[tuple[int, str]]
     """Whether this bench's answers are compared with a panel of its own models (`own_panel`): it lacks the CRM's
     reference panel, and the CRM compares with the bench's answers (`consensus_scale`) at a `panel_share`."""
     serving = scorer.serving
-    return serving.consensus_scale > 0 < serving.panel_share and not named_panels(scorer, keys, reference_outputs)[1]
+    if serving.consensus_scale <= 0 or serving.panel_share <= 0:
+        return False
+    return not named_panels(scorer, keys, reference_outputs)[1]
 
 
 def own_panel(quality: np.ndarray, keys: Sequence[tuple[int, str]], share: float) -> list[str]:
