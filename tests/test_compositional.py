@@ -162,6 +162,26 @@ def test_an_upload_is_encoded_once_and_ranked_with_the_others(compositional_crm,
     assert not calls and again.rank(["Use emojis, I love them."]).rows == board.rows
 
 
+def test_an_upload_on_a_bench_with_its_own_panel_is_compared_with_that_panel(compositional_crm, tmp_path):
+    """Where the bench lacks the CRM's reference panel, the engine's table is built against the bench's own top
+    models; an upload joins the board, not the panel, and its answers are compared with that same panel."""
+    from usl_space.engine import added_outputs
+    from usl_space.instant import response_side_of
+
+    engine = toy_engine(compositional_crm, ScoreCache(tmp_path / "p.sqlite"))
+    scorer = engine.compositional
+    scorer.reference_models = []
+    scorer.serving = replace(scorer.serving, consensus_scale=0.5, panel_share=0.5)
+    panel = engine.own_panel
+    assert panel and set(panel) < set(engine.models)
+    outputs = {i: f"An uploaded answer to question {i}, short and plain." for i in range(12)}
+    upload = engine.with_model("upload", outputs)
+    assert upload.own_panel == panel and "upload" in [r["model"] for r in upload.rank([]).rows]
+    added = added_outputs("upload", outputs)
+    alone = response_side_of(scorer, engine.query, added, engine.output, own=panel)
+    np.testing.assert_allclose(upload.response_table().side.quality[-len(added) :], alone.quality, atol=1e-4)
+
+
 def test_a_generated_answer_file_built_into_the_bench_ranks_as_the_same_answers_uploaded(compositional_crm,
                                                                                           tmp_path):  # fmt: skip
     """usl-data build --answers (the file usl-data generate writes) and the app's upload give the same board entry."""
