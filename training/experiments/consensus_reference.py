@@ -86,36 +86,29 @@ def general_board(quality: np.ndarray, keys: list[tuple[int, str]], baseline: st
     return {m: float(np.mean(v)) for m, v in total.items()}
 
 
-def centred_board(quality: np.ndarray, keys: list[tuple[int, str]]) -> dict[str, float]:
-    """Each model's mean quality above the mean of its query's answers (no baseline, no criteria)."""
-    by_query: dict[int, list[float]] = {}
-    for r, (i, _) in enumerate(keys):
-        by_query.setdefault(i, []).append(quality[r])
-    means = {i: float(np.mean(v)) for i, v in by_query.items()}
-    total: dict[str, list[float]] = {}
-    for r, (i, m) in enumerate(keys):
-        total.setdefault(m, []).append(quality[r] - means[i])
-    return {m: float(np.mean(v)) for m, v in total.items()}
+def self_chosen(network: np.ndarray, first: np.ndarray, keys: list[tuple[int, str]], pool: list[str], share: float,
+                k: float, rounds: int, baseline: str | None, signals: tuple) -> np.ndarray:  # fmt: skip
+    """The quality term with a panel the bench chooses itself, `rounds` times, from the quality term before (`first`,
+    then this one's), each answer compared with those other than its own at `k` x the reference weights. With a
+    `baseline` (the seventh session's variants): the top `share` of the `pool` models by win rate over the baseline,
+    and the baseline. Without: usl_space.instant.own_panel, as served."""
+    from usl_space.instant import own_panel
 
-
-def self_chosen(network: np.ndarray, first: dict[str, float], keys: list[tuple[int, str]], pool: list[str],
-                share: float, k: float, rounds: int, baseline: str | None, signals: tuple) -> np.ndarray:  # fmt: skip
-    """The quality term with a panel the bench chooses itself, `rounds` times: the top `share` of the `pool` models
-    on the last board (`first`, then this term's), each answer compared with those other than its own at `k` x the
-    reference weights. With a `baseline` (the first variants) it joins the panel and boards are win rates over it;
-    without, boards are centred_board (as served)."""
     groups, vecs, lex, words, weights = signals
-    board, quality = first, network
+    quality = first
     for _ in range(rounds):
-        ranked = sorted((m for m in board if m in pool), key=lambda m: -board[m])
-        chosen = set(ranked[: max(2, round(share * len(ranked)))]) | ({baseline} if baseline else set())
+        if baseline:
+            board = general_board(quality, keys, baseline)
+            ranked = sorted((m for m in board if m in pool), key=lambda m: -board[m])
+            chosen = set(ranked[: max(2, round(share * len(ranked)))]) | {baseline}
+        else:
+            chosen = set(own_panel(quality, keys, share))
         top_rows = {i: [r for r in rows if keys[r][1] in chosen] for i, rows in groups.items()}
         t_ref, t_lex, t_rel = consensus_signals(groups, top_rows, vecs, lex, words)
         reference = (
             weights["refsim_weight"] * t_ref + weights["lexsim_weight"] * t_lex + weights["length_weight"] * t_rel
         )
         quality = network + k * reference
-        board = general_board(quality, keys, baseline) if baseline else centred_board(quality, keys)
     return quality
 
 
@@ -182,20 +175,18 @@ def main(argv: list[str] | None = None) -> int:
         # a panel the bench chooses itself: the top share of real models on a first board (network + consensus
         # x0.5), each answer compared with those other than its own; repeated `rounds` times
         signals = (groups, vecs, lex, words, weights)
-        first = general_board(side.quality + 0.5 * reference, keys, bench.baseline)
         for share in (0.33, 0.5):
             for k in (0.5, 1.0):
                 variants[f"self-chosen top {share:g} x{k:g}"] = self_chosen(
-                    side.quality, first, keys, real, share, k, 2, bench.baseline, signals
+                    side.quality, side.quality + 0.5 * reference, keys, real, share, k, 2, bench.baseline, signals
                 )
         # as served (usl_space.instant.own_panel): the first board is the served one (the consensus of every entry,
         # junk included), models ranked by their mean quality above each query's mean (no baseline), every entry
         # eligible, the panel chosen `rounds` times
-        served_first = centred_board(side.quality + 0.5 * every, keys)
         for share in (0.33, 0.5, 0.67):
             for rounds in (1, 2):
                 variants[f"own panel top {share:g} x0.5, {rounds} round(s)"] = self_chosen(
-                    side.quality, served_first, keys, list(bench.models), share, 0.5, rounds, None, signals
+                    side.quality, side.quality + 0.5 * every, keys, [], share, 0.5, rounds, None, signals
                 )
         for only, signal, w in (("refsim", refsim, "refsim_weight"), ("lexsim", lexsim, "lexsim_weight")):
             variants[f"consensus, {only} only"] = side.quality + weights[w] * signal
