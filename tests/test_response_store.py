@@ -139,6 +139,16 @@ def test_usl_data_sides_and_publish_sides_dry_run(tmp_path, combined_dir, capsys
     assert usl_data(["sides", "--data", str(combined_dir), "--model", str(crm_folder), "--output",
                      str(combined_dir), "--baseline", "base"]) == 2  # fmt: skip
     assert "would destroy the input" in capsys.readouterr().err
+    # a CRM that compares a bench without its panel with the bench's own top models: the store gets both builds, as
+    # the app makes them (usl_space.instant.bench_side), so a published store holds the rows the app reads
+    meta = json.loads((crm_folder / "crm.json").read_text())
+    meta["extra"]["serving"] |= {"consensus_scale": 0.5, "panel_share": 0.5}
+    meta["extra"]["reference_models"] = ["nobody"]
+    (crm_folder / "crm.json").write_text(json.dumps(meta))
+    args[args.index(str(store))] = str(tmp_path / "store2")
+    assert usl_data(args) == 0
+    built = json.loads(capsys.readouterr().out)
+    assert built["computed"] == 2 * built["responses"] and len(built["own_panel"]) == max(2, round(len(MODELS) / 2))
 
 
 def test_a_build_reports_progress_by_shard_and_one_cut_short_keeps_what_it_finished(crm, tmp_path):

@@ -98,7 +98,9 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_sides(args: argparse.Namespace) -> int:
-    """The response side of a bench's every response, into a content-keyed store (usl_space.response_store)."""
+    """The response side of a bench's every response, into a content-keyed store (usl_space.response_store), built
+    as the app builds it (usl_space.instant.bench_side: with the bench's own panel where it lacks the CRM's)."""
+    from usl_space.instant import bench_side
     from usl_space.loading import open_data, open_scorer
     from usl_space.response_store import ResponseStore
 
@@ -110,9 +112,10 @@ def _cmd_sides(args: argparse.Namespace) -> int:
     bench = open_data(args.data, args.baseline)
     query, outputs = bench.instructions(), bench.outputs()
     store = ResponseStore(args.output)
-    _, computed = store.side(cast(CompositionalScorer, scorer), query, outputs, outputs, progress=not args.quiet)
+    _, panel, computed = bench_side(cast(CompositionalScorer, scorer), query, outputs, not args.quiet, store)
     print(json.dumps({"output": str(args.output), "responses": len(outputs), "computed": computed,
-                      "stored": len(store), "seconds": round(time.perf_counter() - started, 1)}, indent=2))  # fmt: skip
+                      "stored": len(store), "own_panel": panel,
+                      "seconds": round(time.perf_counter() - started, 1)}, indent=2))  # fmt: skip
     return 0
 
 

@@ -133,6 +133,44 @@ def response_side_in_steps(scorer: CompositionalScorer, query: dict[int, str],
     return joined(parts)
 
 
+def passes_of(scorer: CompositionalScorer, output: dict[tuple[int, str], str]) -> int:
+    """How many builds a bench's response side takes: PANEL_ROUNDS + 1 where it gets its own panel, else one."""
+    return 1 + PANEL_ROUNDS * wants_own_panel(scorer, sorted(output), output)
+
+
+def bench_side(scorer: CompositionalScorer, query: dict[int, str], output: dict[tuple[int, str], str],
+               progress: bool = False, store=None,
+               report: Progress | None = None) -> tuple[ResponseSide, list[str] | None, int]:  # fmt: skip
+    """A whole bench's response side, rows in sorted (idx, model) order, its own panel (None where it has none)
+    and how many rows were computed (through `store`, usl_space.response_store, those it lacked; else all). A
+    bench without the CRM's reference panel (`wants_own_panel`) is built PANEL_ROUNDS + 1 times: first each
+    answer compared with every other, then, each time, with the panel of its own models that the last build ranks
+    highest (`own_panel`); through a store the encodings are made once. The app's table and `usl-data sides` (a
+    store to publish) both build so, so a published store holds the rows the app reads."""
+    keys = sorted(output)
+    passes = passes_of(scorer, output)
+    what = report.what if report is not None else ""
+    panel: list[str] | None = None
+    computed = 0
+    for step in range(passes):
+        if report is not None and passes > 1:
+            report.what = f"{what}, pass {step + 1} of {passes}" + (": compared with its top models" if step else "")
+            report.started, report.done = time.perf_counter(), 0
+        if store is not None:
+            side, new = store.side(scorer, query, output, output, progress, report, own=panel)
+            computed += new
+        else:
+            if report is not None:
+                report.total = len(keys)
+            stepped = response_side_in_steps(scorer, query, output, output, report, chunk=2048, progress=progress,
+                                             own=panel)  # fmt: skip
+            assert stepped is not None  # nothing asked it to stop
+            side, computed = stepped, computed + len(keys)
+        if step + 1 < passes:
+            panel = own_panel(side.quality, keys, scorer.serving.panel_share)
+    return side, panel, computed
+
+
 def joined(sides: Sequence[ResponseSide]) -> ResponseSide:
     """Several response sides as one, rows in order."""
     return ResponseSide(*(np.concatenate([getattr(s, name) for s in sides]) for name in ("z", "quality", "voice")))
@@ -190,44 +228,19 @@ class ResponseTable:
     def build(cls, scorer: CompositionalScorer, query: dict[int, str], output: dict[tuple[int, str], str],
               checkpoint: str, bench_hash: str, progress: bool = False, store=None,
               report: Progress | None = None) -> ResponseTable:  # fmt: skip
-        """`store` (usl_space.response_store): rows it holds are reused, the rest computed and added to it, a shard
-        at a time (a build cut short keeps what it finished). `report` is set to the rows to compute and advanced.
-        A bench without the CRM's reference panel (`wants_own_panel`) is built PANEL_ROUNDS + 1 times: first each
-        answer compared with every other, then, each time, with the panel of its own models that the last build
-        ranks highest (`own_panel`); the encodings are made once."""
+        """The bench's response side (`bench_side`: through `store`, usl_space.response_store, where given: rows it
+        holds are reused, the rest computed and added to it a shard at a time, so a build cut short keeps what it
+        finished). `report` is set to the rows to compute and advanced."""
         started = time.perf_counter()
         keys = sorted(output)
-        passes = 1 + PANEL_ROUNDS * wants_own_panel(scorer, keys, output)
-        what = report.what if report is not None else ""
-        panel = None
-        for step in range(passes):
-            if report is not None and passes > 1:
-                report.what = f"{what}, pass {step + 1} of {passes}" + (
-                    ": compared with its top models" if step else ""
-                )
-                report.started, report.done = time.perf_counter(), 0
-            side = cls._side(scorer, query, output, progress, store, report, panel)
-            if step + 1 < passes:
-                panel = own_panel(side.quality, keys, scorer.serving.panel_share)
+        side, panel, computed = bench_side(scorer, query, output, progress, store, report)
+        if store is not None:
+            rows = passes_of(scorer, output) * len(keys)
+            print(f"usl: response side: {rows - computed} of {rows} rows from the response store, {computed} computed",
+                  file=sys.stderr)  # fmt: skip
         release_freed_memory()
         return cls(np.array([i for i, _ in keys], dtype=np.int64), [m for _, m in keys], side, checkpoint,
                    bench_hash, time.perf_counter() - started, panel)  # fmt: skip
-
-    @staticmethod
-    def _side(scorer: CompositionalScorer, query: dict[int, str], output: dict[tuple[int, str], str], progress: bool,
-              store, report: Progress | None, own: list[str] | None) -> ResponseSide:  # fmt: skip
-        """One build of the bench's response side, its answers compared as panels_of says with `own`."""
-        if store is not None:
-            side, computed = store.side(scorer, query, output, output, progress, report, own=own)
-            print(f"usl: response side: {len(output) - computed} of {len(output)} responses from the response store, "
-                  f"{computed} computed", file=sys.stderr)  # fmt: skip
-            return side
-        if report is not None:
-            report.total = len(output)
-        stepped = response_side_in_steps(scorer, query, output, output, report, chunk=2048, progress=progress,
-                                         own=own)  # fmt: skip
-        assert stepped is not None  # nothing asked it to stop
-        return stepped
 
     def extended(
         self,
