@@ -67,7 +67,7 @@ def junk_entries(bench, null_text: str):
     return replace(bench, responses=pl.concat([bench.responses, extra]))
 
 
-def open_benches(shared: Path, names: list[str], alpaca_half: str = "evaluation", speechmap_half: str = "all") -> dict:
+def open_benches(shared: Path, names: list[str], alpaca_half: str = "evaluation", half: str = "all") -> dict:
     from crm_core.data import open_bench
     from crm_core.data.importers import read_instructions
     from crm_train.compositional.sources import alpaca_train_half
@@ -85,8 +85,8 @@ def open_benches(shared: Path, names: list[str], alpaca_half: str = "evaluation"
         else:
             bench = open_bench(folder, baseline=BASELINES[name])
             benches[name] = (bench, None)
-            if name == "speechmap" and speechmap_half != "all":  # choices are made on its development prompts
-                wanted = speechmap_half == "development"
+            if name in ("speechmap", "creative") and half != "all":  # choices are made on development prompts
+                wanted = half == "development"
                 ids = [i for i, source in zip(bench.queries["idx"], bench.queries["source_id"], strict=True)
                        if development_prompt(source) == wanted]  # fmt: skip
                 benches[name] = (bench, ids)
@@ -94,8 +94,8 @@ def open_benches(shared: Path, names: list[str], alpaca_half: str = "evaluation"
 
 
 def development_prompt(source_id: str) -> bool:
-    """The speechmap prompts that choices are made on: half of them, by a hash of the prompt's source id (the
-    split training/experiments/nonanswer_penalty.py and its hand labels use)."""
+    """The speechmap and creative prompts that choices are made on: half of them, by a hash of the prompt's source id
+    (speechmap's is the split training/experiments/nonanswer_penalty.py and its hand labels use)."""
     return hashlib.sha256(source_id.encode()).digest()[0] % 2 == 0
 
 
@@ -175,10 +175,12 @@ def main(argv: list[str] | None = None) -> int:
         help="AlpacaEval's half to rank (training: development data for choices)",
     )
     parser.add_argument(
+        "--half",
         "--speechmap-half",
         choices=["all", "development", "held-out"],
         default="all",
-        help="speechmap's prompts to rank (development: the half choices are made on; held-out: the other half)",
+        help="speechmap's and creative's prompts to rank (development: the half choices are made on; held-out: the "
+        "other half)",
     )
     parser.add_argument(
         "--gate-length-cap",
@@ -192,6 +194,13 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         help="also judge with this gate_length_floor quantile (repeatable; default: as served)",
     )
+    parser.add_argument(
+        "--gate-reference",
+        metavar="SPREAD:SLOPE",
+        action="append",
+        help="also judge with the gate scaled to each bench from this gate_spread_reference:gate_slope_reference "
+        "(0:0: the gate as set, on every bench; repeatable; default: as served)",
+    )
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)  # fmt: skip
     from usl_space.cache import ScoreCache
@@ -200,22 +209,26 @@ def main(argv: list[str] | None = None) -> int:
     names = args.bench or ["mt_bench", "creative", "speechmap", "alpaca_eval"]
     null_text = null_model_text(args.shared)
     benches = {name: (junk_entries(bench, null_text), ids) for name, (bench, ids) in
-               open_benches(args.shared, names, args.alpaca_half, args.speechmap_half).items()}  # fmt: skip
+               open_benches(args.shared, names, args.alpaca_half, args.half).items()}  # fmt: skip
     scores = mt_bench_scores(args.shared)
     results, table = {}, []
     for name, folder in named_folders(parser, args.model):
         scorer = open_scorer(folder, "onnx")
         as_served = scorer.serving
-        served = (as_served.gate_length_cap, as_served.gate_length_floor)
-        settings = [served, *((c, served[1]) for c in args.gate_length_cap or []),
-                    *((served[0], f) for f in args.gate_length_floor or [])]  # fmt: skip
+        reference = (as_served.gate_spread_reference, as_served.gate_slope_reference)
+        served = (as_served.gate_length_cap, as_served.gate_length_floor, *reference)
+        settings = [served, *((c, served[1], *reference) for c in args.gate_length_cap or []),
+                    *((served[0], f, *reference) for f in args.gate_length_floor or []),
+                    *((*served[:2], *map(float, r.split(":"))) for r in args.gate_reference or [])]  # fmt: skip
         for bench_name, (bench, ids) in benches.items():
             print(f"{name}: {bench_name}", file=sys.stderr, flush=True)
             engine = make_engine(bench, scorer, ScoreCache(":memory:"))
             engine.response_table(progress=True)
-            for cap, floor in dict.fromkeys(settings):
-                scorer.serving = replace(as_served, gate_length_cap=cap, gate_length_floor=floor)
-                label = name if (cap, floor) == served else f"{name}, length cap {cap:g}, floor {floor:g}"
+            for cap, floor, spread, slope in dict.fromkeys(settings):
+                scorer.serving = replace(as_served, gate_length_cap=cap, gate_length_floor=floor,
+                                         gate_spread_reference=spread, gate_slope_reference=slope)  # fmt: skip
+                setting = f"length cap {cap:g}, floor {floor:g}, gate reference {spread:g}:{slope:g}"
+                label = name if (cap, floor, spread, slope) == served else f"{name}, {setting}"
                 r = judge_bench(engine, bench_name, ids, scores if bench_name == "mt_bench" else {})
                 results.setdefault(label, {})[bench_name] = r
                 table.append(summary(label, bench_name, r))

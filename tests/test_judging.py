@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from conftest import random_compositional_crm
-from crm_core.compositional.judging import board_logits, judged_logit
+from crm_core.compositional.judging import bench_gate, board_logits, judged_logit, quality_spread
 from crm_core.compositional.reference import panel_means, relative_length
 from crm_core.compositional.scorer import is_must
 from crm_core.compositional.serving import ServingConfig
@@ -107,6 +107,43 @@ def test_brevity_is_forgiven_only_down_to_the_length_most_answers_have():
     assert floored[0, 7] < 0.5  # forgiven only down to the query's lower-quartile length: it stays behind
     assert floored[0, 6] > 0.5 and plain[0, 6] > 0.5  # the brief answer of comparable quality wins either way
     assert np.array_equal(plain[:, :6], floored[:, :6])  # answers of common length: unchanged
+
+
+def test_the_gate_reads_quality_in_units_of_the_bench_s_own_spread():
+    """A bench whose quality term tells answers apart half as much, and rewards length a third as much, gets a gate
+    half as wide and a third of the length slope; its junk does not set the scale; AlpacaEval's own scale is as
+    set."""
+    rng = np.random.default_rng(0)
+    queries, models = 60, 20
+    log_words = rng.normal(8.0, 1.0, (queries, models))
+    quality = 0.3 * (log_words - 8.0) + rng.normal(0.0, 0.5, (queries, models))
+    idx = np.repeat(np.arange(queries), models)
+    spread, slope = quality_spread(idx, quality.ravel(), log_words.ravel())
+    assert 0.4 < spread < 0.7 and 0.25 < slope < 0.35
+    # five junk answers a query, far worse and far shorter: left out by the fences, the scale barely moves
+    junk_quality = np.c_[quality, np.full((queries, 5), -6.0)]
+    junk_words = np.c_[log_words, np.full((queries, 5), 2.0)]
+    junk = quality_spread(np.repeat(np.arange(queries), models + 5), junk_quality.ravel(), junk_words.ravel())
+    assert junk == pytest.approx((spread, slope), rel=0.1)  # the plain sd would be 2.1, the slope 0.93
+    narrow = quality_spread(idx, (quality / 2 - 0.1 * (log_words - 8.0)).ravel(), log_words.ravel())
+    assert narrow[0] == pytest.approx(spread / 2, rel=0.2) and narrow[1] == pytest.approx(slope / 2 - 0.1, abs=0.02)
+    served = ServingConfig(gate_spread_reference=spread, gate_slope_reference=slope)
+    assert bench_gate(served, (spread, slope)) == pytest.approx((0.3, 0.3))  # the reference bench: as set
+    gate, length_slope = bench_gate(served, narrow)
+    assert gate == pytest.approx(0.3 * narrow[0] / spread) and length_slope == pytest.approx(0.3 * narrow[1] / slope)
+    assert bench_gate(served, (spread, -0.2))[1] == 0.0  # longer answers no better there: no brevity forgiven
+    assert bench_gate(ServingConfig(gate_slope_reference=0.0), narrow) == (0.3, 0.3)  # references 0: as set
+    assert bench_gate(ServingConfig(gate_slope_reference=slope), narrow)[0] == 0.3  # the slope alone scaled
+    assert bench_gate(served, None) == (0.3, 0.3)  # a pair with no bench (crm-eval)
+    # on a board: a brief answer 0.45 behind, 8 times shorter, is forgiven at the reference scale, not on the
+    # narrow bench, where the quality term gives 0.45 logits for much more than brevity
+    quality, soft, words = np.array([[0.0, -0.45]]), np.array([[0.0, 1.0]]), np.array([[8.0, 5.0]])
+    at = {"quality_gate": 0.3, "gate_length_slope": 0.3, "gate_spread_reference": spread,
+          "gate_slope_reference": slope}  # fmt: skip
+    settings = ServingConfig(**{**ServingConfig.off().to_json(), **at})
+    wide = board_logits(quality, soft, np.zeros_like(soft), words, 0, settings, (spread, slope))[0, 1]
+    tight = board_logits(quality, soft, np.zeros_like(soft), words, 0, settings, narrow)[0, 1]
+    assert wide == pytest.approx(0.55) and tight < 0
 
 
 def test_the_scorer_splits_soft_and_must_criteria(crm_folder):

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 from crm_core.atomic import atomic_file
 from crm_core.compositional.heads import CompositionalHeads, CriteriaSide, ResponseSide
+from crm_core.compositional.judging import quality_spread
 from crm_core.compositional.scorer import CompositionalScorer
 
 from usl_space.progress import Progress
@@ -203,6 +204,7 @@ class ResponseTable:
     panel: list[str] | None = None  # the bench's own panel (own_panel) its quality was compared with, if any
     _row_of: dict | None = field(default=None, init=False, repr=False)
     _last_rows: tuple | None = field(default=None, init=False, repr=False)
+    _spread: tuple[float, float] | None = field(default=None, init=False, repr=False)
 
     def row_of(self) -> dict[tuple[int, str], int]:
         if self._row_of is None:
@@ -218,6 +220,13 @@ class ResponseTable:
             last = (key, np.array([[row_of.get((int(i), m), -1) for m in models] for i in ids], dtype=np.int64))
             self._last_rows = last
         return last[1]
+
+    def quality_spread(self, words_spread: np.ndarray) -> tuple[float, float]:
+        """The quality term's spread and length slope over the bench's answers (judging.quality_spread: what the
+        gate is scaled by), computed once; a table extended by an upload keeps its bench's."""
+        if self._spread is None:
+            self._spread = quality_spread(self.idx, self.side.quality, self.side.log_words(words_spread))
+        return self._spread
 
     def criteria_part(self, crit: CriteriaSide) -> np.ndarray:
         """What a criteria side adds to every stored response's score (quality left out)."""
@@ -252,14 +261,16 @@ class ResponseTable:
     ) -> ResponseTable:
         """This table plus more responses (an uploaded model), encoded now unless `more` (their response side, in
         sorted key order, compared with this table's `panel`) is given. The panel stays the one the bench chose:
-        a model added joins the board, not the panel its answers are compared with."""
+        a model added joins the board, not the panel its answers are compared with, nor the spread its gate reads."""
         keys = sorted(outputs)
         if more is None:
             more = response_side_of(scorer, query, outputs, reference_outputs, own=self.panel)
         side = joined([self.side, more])
-        return ResponseTable(np.concatenate([self.idx, [i for i, _ in keys]]).astype(np.int64),
-                             [*self.models, *(m for _, m in keys)], side, self.checkpoint, self.bench_hash,
-                             panel=self.panel)  # fmt: skip
+        table = ResponseTable(np.concatenate([self.idx, [i for i, _ in keys]]).astype(np.int64),
+                              [*self.models, *(m for _, m in keys)], side, self.checkpoint, self.bench_hash,
+                              panel=self.panel)  # fmt: skip
+        table._spread = self.quality_spread(scorer.heads.spread)
+        return table
 
     def save(self, path: str | os.PathLike) -> None:
         meta = {"format": FORMAT, "checkpoint": self.checkpoint, "bench_hash": self.bench_hash,

@@ -115,8 +115,9 @@ class InstantEngine(Engine):
 
     def _gated(self, parts: tuple[np.ndarray, ...], models: list[str]) -> tuple[np.ndarray, np.ndarray]:
         quality, soft, must, log_words = parts
-        base = models.index(self.baseline)
-        return pointwise_matrices(board_logits(quality, soft, must, log_words, base, self.compositional.serving), base)
+        base, scorer = models.index(self.baseline), self.compositional
+        spread = self.response_table().quality_spread(scorer.heads.spread)
+        return pointwise_matrices(board_logits(quality, soft, must, log_words, base, scorer.serving, spread), base)
 
     def _boards(self, criteria: list[str], dislikes: list[str], ordered: list[int], models: list[str],
                 started: float, settings: dict[str, Any]) -> Iterator[Leaderboard]:  # fmt: skip
