@@ -79,9 +79,9 @@ def open_benches(shared: Path, names: list[str], alpaca_half: str = "evaluation"
         if name == "alpaca_eval":
             bench = open_bench(folder, models=default_models(), baseline=BASELINES[name])
             frame = read_instructions(folder / "instructions.jsonl")
-            half = [i for i, t in zip(frame["idx"], frame["instruction"], strict=True)
-                    if alpaca_train_half(t) == (alpaca_half == "training")]  # fmt: skip
-            benches[name] = (bench, half)
+            ids = [i for i, t in zip(frame["idx"], frame["instruction"], strict=True)
+                   if alpaca_train_half(t) == (alpaca_half == "training")]  # fmt: skip
+            benches[name] = (bench, ids)
         else:
             bench = open_bench(folder, baseline=BASELINES[name])
             benches[name] = (bench, None)

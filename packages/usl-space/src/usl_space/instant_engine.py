@@ -116,7 +116,8 @@ class InstantEngine(Engine):
     def _gated(self, parts: tuple[np.ndarray, ...], models: list[str]) -> tuple[np.ndarray, np.ndarray]:
         quality, soft, must, log_words = parts
         base, scorer = models.index(self.baseline), self.compositional
-        spread = self.response_table().quality_spread(scorer.heads.spread)
+        scaled = scorer.serving.gate_spread_reference or scorer.serving.gate_slope_reference
+        spread = self.response_table().quality_spread(scorer.heads.spread) if scaled else None
         return pointwise_matrices(board_logits(quality, soft, must, log_words, base, scorer.serving, spread), base)
 
     def _boards(self, criteria: list[str], dislikes: list[str], ordered: list[int], models: list[str],

@@ -55,16 +55,16 @@ class ServingConfig:
                                 "answer; 0: no cap; benchmarks/judge_report.py --gate, benchmarks/bench_boards.py "
                                 "--gate-length-cap)")  # fmt: skip
     gate_spread_reference: float = _f(0.0, "boards only: the within-query spread of the quality term (the median sd "
-                                      "of quality among a query's answers) quality_gate was chosen at; on a bench "
-                                      "that spreads its answers more or less the gate is scaled by the bench's "
-                                      "spread over this (crm_core.compositional.judging.bench_gate; 0: as set; "
-                                      "tried, not served: docs/experiments.md)")  # fmt: skip
-    gate_slope_reference: float = _f(0.15819, "boards only: the quality term's within-query slope per doubling of "
-                                     "words on the bench gate_length_slope was chosen on (AlpacaEval as served); on "
-                                     "another bench the slope is scaled by the bench's own slope over this, so "
-                                     "brevity is forgiven as much as the quality term penalises it there (MT-bench's "
-                                     "slope: 0.07; 0: as set on every bench; benchmarks/bench_boards.py "
-                                     "--gate-reference)")  # fmt: skip
+                                      "of quality among a query's answers) quality_gate was chosen at (AlpacaEval as "
+                                      "served: 0.432); on a bench that spreads its answers more or less the gate is "
+                                      "scaled by the bench's spread over this (crm_core.compositional.judging."
+                                      "bench_gate; 0: as set on every bench; tried, not served: "
+                                      "docs/experiments.md)")  # fmt: skip
+    gate_slope_reference: float = _f(0.0, "boards only: the quality term's within-query slope per doubling of words "
+                                     "gate_length_slope was chosen at (AlpacaEval as served: 0.158); on another "
+                                     "bench the slope is scaled by the bench's own slope over this, so brevity is "
+                                     "forgiven as much as the quality term penalises it there (0: as set on every "
+                                     "bench; tried, not served: docs/experiments.md)")  # fmt: skip
     gate_length_floor: float = _f(0.0, "boards only (usl_space.board): the quantile of each query's answer lengths "
                                   "under which the gate forgives no brevity (0: off)")  # fmt: skip
     consensus_scale: float = _f(0.5, "on a bench without the reference panel's answers, the quality term compares each "
