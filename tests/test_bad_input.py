@@ -174,6 +174,14 @@ def test_visitor_text_never_renders_as_markdown_or_html():
     assert as_text("**strong**") == "\\*\\*strong\\*\\*"
 
 
+def test_the_own_panel_note_names_the_panel_as_text_and_says_how_many_it_leaves_out():
+    from usl_space.views import panel_note
+
+    assert panel_note(None) == "" and panel_note([]) == ""  # the named panel, or none: nothing to say
+    note = panel_note(["<b>evil</b>", *(f"m{i}" for i in range(10))], shown=3)
+    assert "own top 11 models" in note and "&lt;b&gt;evil&lt;/b&gt;, m0, m1 and 8 more" in note and "m2" not in note
+
+
 def test_a_free_text_topic_is_checked_before_it_is_embedded():
     from test_engine import toy_bench, toy_topics
 

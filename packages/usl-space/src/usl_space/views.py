@@ -128,6 +128,18 @@ def status(board: Leaderboard | None, what: str = "", seconds: float | None = No
     return text
 
 
+def panel_note(panel: Sequence[str] | None, shown: int = 8) -> str:
+    """What the general board's status adds on a bench without the CRM's reference panel: whose answers each
+    answer's quality was compared with (the bench's own top models on a first, criteria-free board:
+    usl_space.instant.own_panel), so a visitor knows what "quality" means on this bench. Empty where there is none."""
+    if not panel:
+        return ""
+    names = ", ".join(as_text(m) for m in panel[:shown]) + (f" and {len(panel) - shown} more" if len(panel) > shown
+                                                             else "")  # fmt: skip
+    return (f" · quality here is judged against the answers of this bench's own top {len(panel)} models on a first "
+            f"board without criteria: {names}")  # fmt: skip
+
+
 def criteria_label(criteria: Sequence[str], dislikes: Sequence[str]) -> str:
     """The criteria a board was ranked under, short, as plain text for the status line."""
     typed = [*criteria, *(f"dislikes: {d}" for d in dislikes)]

@@ -8,7 +8,7 @@ import gradio as gr
 
 from usl_space.request import RankRequest
 from usl_space.service import TABLE_HEIGHT, AppService
-from usl_space.views import COLUMN_WIDTHS, LEGEND, frame, topic_frame
+from usl_space.views import COLUMN_WIDTHS, LEGEND, frame, panel_note, topic_frame
 
 
 class LeaderboardTab:
@@ -39,6 +39,8 @@ class LeaderboardTab:
         for text in self.svc.bench_ready():
             yield gr.skip(), gr.skip(), gr.skip(), text
         for board, text in self.svc.run(self.svc.engine, RankRequest(), "General preference:", started=started):
+            if board.done:  # on a bench without the reference panel: whose answers quality was judged against
+                text += panel_note(self.svc.engine.own_panel)
             outputs = frame(board), topic_frame(board), self.svc.chart(board), text
             yield outputs
         if board.done:
