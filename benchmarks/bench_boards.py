@@ -203,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--output", type=Path, help="write the raw results here (JSON)")
     args = parser.parse_args(argv)  # fmt: skip
+    for reference in args.gate_reference or []:
+        if not re.fullmatch(r"\d+(\.\d*)?:\d+(\.\d*)?", reference):
+            parser.error(f"--gate-reference {reference}: expected SPREAD:SLOPE, two numbers >= 0 such as 0.432:0.158")
     from usl_space.cache import ScoreCache
     from usl_space.loading import make_engine, open_scorer
 
