@@ -180,6 +180,11 @@ def test_an_upload_on_a_bench_with_its_own_panel_is_compared_with_that_panel(com
     added = added_outputs("upload", outputs)
     alone = response_side_of(scorer, engine.query, added, engine.output, own=panel)
     np.testing.assert_allclose(upload.response_table().side.quality[-len(added) :], alone.quality, atol=1e-4)
+    # the gate's scale (judging.quality_spread) is the bench's: the upload's answers do not move it
+    words = scorer.heads.spread
+    bench_only = engine.response_table().quality_spread(words)
+    engine.response_table()._spread = None  # the upload's table was made before: it must not rely on a cached value
+    assert upload.response_table().quality_spread(words) == bench_only
 
 
 def test_a_generated_answer_file_built_into_the_bench_ranks_as_the_same_answers_uploaded(compositional_crm,

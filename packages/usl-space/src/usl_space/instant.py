@@ -205,6 +205,7 @@ class ResponseTable:
     _row_of: dict | None = field(default=None, init=False, repr=False)
     _last_rows: tuple | None = field(default=None, init=False, repr=False)
     _spread: tuple[float, float] | None = field(default=None, init=False, repr=False)
+    _bench_rows: int | None = field(default=None, init=False, repr=False)  # rows before any upload (None: all)
 
     def row_of(self) -> dict[tuple[int, str], int]:
         if self._row_of is None:
@@ -225,7 +226,8 @@ class ResponseTable:
         """The quality term's spread and length slope over the bench's answers (judging.quality_spread: what the
         gate is scaled by), computed once; a table extended by an upload keeps its bench's."""
         if self._spread is None:
-            self._spread = quality_spread(self.idx, self.side.quality, self.side.log_words(words_spread))
+            n = self._bench_rows or len(self.idx)
+            self._spread = quality_spread(self.idx[:n], self.side.quality[:n], self.side.log_words(words_spread)[:n])
         return self._spread
 
     def criteria_part(self, crit: CriteriaSide) -> np.ndarray:
@@ -269,7 +271,7 @@ class ResponseTable:
         table = ResponseTable(np.concatenate([self.idx, [i for i, _ in keys]]).astype(np.int64),
                               [*self.models, *(m for _, m in keys)], side, self.checkpoint, self.bench_hash,
                               panel=self.panel)  # fmt: skip
-        table._spread = self.quality_spread(scorer.heads.spread)
+        table._spread, table._bench_rows = self._spread, self._bench_rows or len(self.idx)
         return table
 
     def save(self, path: str | os.PathLike) -> None:
