@@ -101,8 +101,9 @@ def report_card_table(r: dict | None = None) -> str:
 
 
 PREVIOUS = (
-    "Previous stop: the folder shipped at the stop before this one, which compared each answer of a bench without "
-    "the reference panel's answers with every other answer to its prompt (panel_share 0), run by this stop's code."
+    "Previous stop: the folder shipped at the stop before this one, whose phrasing memory read a sentence by the "
+    "vote of its 10 nearest training phrasings, the nearest at cosine 0.6 or more (now 5, at 0.5, the direction "
+    "from the 10 nearest about the voted property), run by this stop's code."
 )
 
 

@@ -47,6 +47,42 @@ def test_the_memory_reads_only_where_the_nearest_phrasings_agree_and_are_near():
     assert split.read(unit(1, 0.2)) is None  # 8 of 10 is under 90%
 
 
+def test_the_direction_can_come_from_more_phrasings_about_the_property_than_the_vote_holds():
+    """Three nearest phrasings agree on length, two of them asking for more: alone they would give "more"; the five
+    nearest phrasings about length (three of them further away, all asking for less) give "less". The rule is a
+    serving choice: `with_rule` reads the same vectors by another rule, 0 keeping the memory's own."""
+    vectors = [unit(1, 0.01), unit(1, 0.02), unit(1, 0.03), *(unit(1, 0.3 + 0.05 * i) for i in range(3)),
+               *(unit(0.05 * i, 1) for i in range(6))]  # fmt: skip
+    labels = [label_of(WORDS, 1), label_of(WORDS, 1), label_of(WORDS, -1), *[label_of(WORDS, -1)] * 3,
+              *[GENERAL] * 6]  # fmt: skip
+    magnitude = np.full((K, 2), 1.0, np.float32)
+    few = PhrasingMemory(quantize(np.stack(vectors)), np.array(labels, np.int16), magnitude, 3, 0.7, 0.6)
+    assert few.read(unit(1, 0)) == (WORDS, 1)
+    wider = few.with_rule(direction_neighbours=5)
+    assert wider.read(unit(1, 0)) == (WORDS, -1)
+    assert (wider.neighbours, wider.agreement, wider.similarity) == (3, pytest.approx(0.7), pytest.approx(0.6))
+    assert few.with_rule() is few and few.direction_neighbours == 0  # 0 everywhere: its own rule, itself
+    assert few.with_rule(neighbours=12).read(unit(1, 0)) is None  # 6 of 12 agree on length: under 70%
+
+
+def test_the_heads_read_criteria_by_the_serving_settings_memory_rule():
+    """crm.json's `memory_*` choose the rule a folder's memory is read by (the file keeps the rule it was built
+    with); the memory under a rule is made once, and again when the rule or the memory changes."""
+    from crm_core.compositional.heads import CompositionalHeads
+    from crm_core.compositional.serving import ServingConfig
+
+    heads = object.__new__(CompositionalHeads)  # only the memory and the serving settings matter here
+    heads.memory, heads._ruled = toy_memory(), None
+    heads.serving = ServingConfig.off()  # every memory_* 0: the file's own rule
+    assert heads.ruled_memory is heads.memory
+    heads.serving = replace(ServingConfig.off(), memory_neighbours=4, memory_direction_neighbours=9)
+    ruled = heads.ruled_memory
+    assert (ruled.neighbours, ruled.direction_neighbours, ruled.similarity) == (4, 9, pytest.approx(0.6))
+    assert heads.ruled_memory is ruled  # made once
+    heads.memory = toy_memory()
+    assert heads.ruled_memory is not ruled and heads.ruled_memory.neighbours == 4
+
+
 def test_a_sentence_the_memory_holds_is_read_as_labelled_whatever_its_neighbours_vote():
     """A training sentence such as "Don't write an essay." may have another property's phrasings for neighbours:
     the memory knows its label, so it is read as labelled (typed with another case or without the stop too), and a

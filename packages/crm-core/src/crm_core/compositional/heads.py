@@ -117,6 +117,7 @@ class CompositionalHeads:
         self.rank = sum(m["voice_proj"].shape[0] for m in self.members)
         self.serving = serving
         self.memory = memory
+        self._ruled: tuple | None = None  # (memory, rule, that memory under the rule), made once per pair
         # each property's factor on the readers' raw weights, [less, more] (the memory file's `gain`; None: 1): kept
         # when the memory is set aside, since it is part of how the readers read (crm_train's gained_memory measures
         # the readers' weights with it and without the memory)
@@ -143,6 +144,20 @@ class CompositionalHeads:
         voice = np.concatenate([response_vec @ m["voice_proj"].T for m in self.members], axis=1)
         return ResponseSide(z, quality.astype(np.float64), voice)
 
+    @property
+    def ruled_memory(self) -> PhrasingMemory | None:
+        """The phrasing memory under the serving settings' rule (`memory_*`; 0: the file's own), shared until the
+        memory or the rule changes (an experiment may replace either)."""
+        memory, serving = self.memory, self.serving
+        if memory is None:
+            return None
+        rule = (serving.memory_neighbours, serving.memory_agreement, serving.memory_similarity,
+                serving.memory_direction_neighbours)  # fmt: skip
+        ruled = self._ruled
+        if ruled is None or ruled[0] is not memory or ruled[1] != rule:
+            ruled = self._ruled = (memory, rule, memory.with_rule(*rule))
+        return ruled[2]
+
     def criteria_side(self, criteria_vecs: np.ndarray | Sequence[np.ndarray], sentence_vecs: np.ndarray | None = None,
                       soft: bool = False, texts: Sequence[str] | None = None) -> CriteriaSide:  # fmt: skip
         """`criteria_vecs`: (criteria, 384) embeddings, one array per member (one array alone for one member), each
@@ -168,13 +183,14 @@ class CompositionalHeads:
         if "form_gate.0.weight" in self.members[0]:  # a criterion the gate reads as general moves no property
             logit = np.mean([mlp(m, "form_gate", v) for m, v in zip(self.members, per_member, strict=True)], axis=0)
             weights = weights * (logit >= serving.form_gate_cut)
-        if self.memory is not None and sentence_vecs is not None:
+        memory = self.ruled_memory
+        if memory is not None and sentence_vecs is not None:
             said = texts if texts is not None else [None] * len(weights)
-            weights = np.stack([self.memory.override(w, v, t)
+            weights = np.stack([memory.override(w, v, t)
                                 for w, v, t in zip(weights, sentence_vecs, said, strict=True)])  # fmt: skip
-        if soft and self.memory is not None and serving.soft_strength > 0:
-            weights = np.stack([self.memory.at_strength(w, serving.soft_strength, serving.lift_from,
-                                                        serving.lift_share) for w in weights])  # fmt: skip
+        if soft and memory is not None and serving.soft_strength > 0:
+            weights = np.stack([memory.at_strength(w, serving.soft_strength, serving.lift_from,
+                                                   serving.lift_share) for w in weights])  # fmt: skip
         voices = []
         for out in outs:
             length = np.linalg.norm(out[:, k:], axis=1, keepdims=True)

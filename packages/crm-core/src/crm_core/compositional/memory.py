@@ -12,7 +12,8 @@ sentence the memory holds itself (a training phrasing typed as written, up to ca
 labelled, whatever its neighbours vote: "Don't write an essay." has bullets phrasings for neighbours.
 
 The file (`phrasing_memory.npz` in the CRM folder) holds int8 unit vectors, their labels, a key of each text
-(`text_key`), the magnitudes, the rule's settings and, where set, the readers' gain (a factor on their raw weight
+(`text_key`), the magnitudes, the rule's settings as built (crm.json's serving settings `memory_*` choose the rule
+it is served with: `with_rule`) and, where set, the readers' gain (a factor on their raw weight
 per property and direction, for properties the fit weighed too weakly; CompositionalHeads applies it);
 crm_train.compositional.memory builds it. A folder without one
 reads criteria as before; a file without keys reads every sentence by the vote.
@@ -23,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -55,12 +56,17 @@ class PhrasingMemory:
     # (properties, 2) the factor on the readers' raw weights, [less, more] (None: 1); the heads apply it
     # (CompositionalHeads.gain), and `magnitude` was measured with it (crm_train.compositional.memory.gained_memory)
     gain: np.ndarray | None = None
+    # how many of the nearest phrasings about the voted property give the direction where the readers give none (0:
+    # the vote's own neighbours): MiniLM's embedding tells the direction far less well than the property, so a
+    # direction from a few neighbours is a coin toss ("Terse answers only.": 3 of its 5 nearest ask for more)
+    direction_neighbours: int = 0
     _held: dict[int, int] | None = field(default=None, init=False, repr=False)
     _unit: np.ndarray | None = field(default=None, init=False, repr=False)
 
     def read(self, vector: np.ndarray) -> tuple[int, int] | None:
         """(property index, direction) when the nearest phrasings agree on one property, else None (also when they
-        agree that the sentence is general); the direction is theirs by majority (0 when they split evenly).
+        agree that the sentence is general); the direction is theirs by majority, or, with `direction_neighbours`, the
+        majority of that many nearest phrasings about the property (0 when they split evenly).
         Defaults: chosen on development data (training/experiments/phrasing_memory_grid.py, docs/experiments.md)."""
         if self._unit is None:  # float32 once (30 MB for 20,000 phrasings): int8 would be upcast on every read
             self._unit = self.vectors.astype(np.float32) / 127.0
@@ -74,7 +80,24 @@ class PhrasingMemory:
         if best == GENERAL or counts.max() < self.agreement * self.neighbours - 1e-6:  # 0.7 x 10 is 7.000...1 in floats
             return None
         about = labels[(labels != GENERAL) & (labels // 2 == best)]
+        if self.direction_neighbours > 0:  # the nearest phrasings about that property, however many the vote held
+            same = np.flatnonzero((self.labels != GENERAL) & (self.labels.astype(np.int64) // 2 == best))
+            count = min(self.direction_neighbours, len(same))
+            about = self.labels[same[np.argpartition(-cosine[same], count - 1)[:count]]].astype(np.int64)
         return best, int(np.sign(np.sum(np.where(about % 2 == 1, 1, -1))))
+
+    def with_rule(self, neighbours: float = 0, agreement: float = 0.0, similarity: float = 0.0,
+                  direction_neighbours: float = 0) -> PhrasingMemory:  # fmt: skip
+        """This memory read by another rule (each setting 0: this memory's own), sharing its vectors: the rule is a
+        serving choice (crm.json's `memory_*`), made after the memory was built, and a 6 MB file need not change
+        for it."""
+        rule = (int(neighbours) or self.neighbours, agreement or self.agreement, similarity or self.similarity,
+                int(direction_neighbours) or self.direction_neighbours)  # fmt: skip
+        if rule == (self.neighbours, self.agreement, self.similarity, self.direction_neighbours):
+            return self
+        other = replace(self, neighbours=rule[0], agreement=rule[1], similarity=rule[2], direction_neighbours=rule[3])
+        other._unit, other._held = self._unit, self._held
+        return other
 
     def held(self, text: str) -> tuple[int, int] | None:
         """(property index, direction) of the labelled phrasing that is this sentence, if the memory holds one."""

@@ -67,6 +67,15 @@ class ServingConfig:
                                      "bench; tried, not served: docs/experiments.md)")  # fmt: skip
     gate_length_floor: float = _f(0.0, "boards only (usl_space.board): the quantile of each query's answer lengths "
                                   "under which the gate forgives no brevity (0: off)")  # fmt: skip
+    memory_neighbours: float = _f(5.0, "the phrasing memory's rule (crm_core.compositional.memory): how many nearest "
+                                  "training phrasings vote on a sentence's property (0: the memory file's own; "
+                                  "chosen on development data: training/experiments/phrasing_memory_grid.py, "
+                                  "training/promote.py)")  # fmt: skip
+    memory_agreement: float = _f(0.7, "the share of them that must agree on one property (0: the file's own)")
+    memory_similarity: float = _f(0.5, "the cosine the nearest one must reach (0: the file's own)")
+    memory_direction_neighbours: float = _f(10.0, "where the readers give the voted property no direction, the "
+                                            "majority of this many nearest phrasings about it gives one (0: the "
+                                            "file's own, which is the vote's neighbours)")  # fmt: skip
     consensus_scale: float = _f(0.5, "on a bench without the reference panel's answers, the quality term compares each "
                                 "answer with the bench's other answers to its query (a leave-one-out consensus), this "
                                 "times the reference weights (0: no comparison there; "

@@ -3,9 +3,9 @@ sentence embedding with its property and direction, and the general criteria as 
 
 Only training phrasings go in (never the development or validation banks). The weight an override gives is the
 median weight the folder's own reader gives training phrasings of that property and direction, as served. The
-rule's defaults (10 neighbours, 70% agreeing, nearest cosine 0.6) were chosen on development data: the development
-banks' phrasings (training/experiments/phrasing_memory_grid.py) and the boards of the judge report's development
-phrasings (docs/experiments.md).
+file records the rule it was built with (10 neighbours, 70% agreeing, nearest cosine 0.6: the first choice); the rule
+a folder is served with is crm.json's serving settings `memory_*` (crm_core.compositional.serving; 0: the file's),
+chosen on development data again when the six properties of 2025 joined the memory (docs/experiments.md).
 
     uv run python -m crm_train.compositional.memory --model space/models/crm-compositional --extend
 
