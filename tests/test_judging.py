@@ -229,10 +229,10 @@ def test_the_app_says_what_it_could_not_read_and_tables_the_baseline_without_a_c
     text = reading(engine.rank(["Answer in French.", "I dislike emojis."], bootstrap=50))
     assert "I could not read “Answer in French.” as anything I measure" in text and "emoji -" in text
     assert "I dislike emojis" not in text.split("Read your criteria as:")[1].split("I could not")[1]
-    unsure = reading(engine.rank(["A thorough, blow-by-blow treatment would be welcome.", "Keep it brief."],
+    unsure = reading(engine.rank(["Ideally there would be a blow-by-blow treatment.", "Keep it brief."],
                                  bootstrap=50))  # fmt: skip
     # a weak or spread reading (which property it guesses depends on the fit) is named as unsure
-    assert "I am unsure what “A thorough, blow-by-blow treatment would be welcome.” asks for (I read " in unsure
+    assert "I am unsure what “Ideally there would be a blow-by-blow treatment.” asks for (I read " in unsure
     assert "“Keep it brief.” asks" not in unsure and "words -" in unsure  # read surely: counts at the strength
     assert "You asked for caution" not in unsure
     caution = engine.rank(["I prefer models that decline to write political attacks."], bootstrap=50)

@@ -39,7 +39,13 @@ JUDGE_CHECKS = [
     ("gpt-4o's win rate over the baseline", "gpt-4o beats the baseline (win rate > 0.5)", 1),
     ("NullModel from the bottom, worst phrasing", "NullModel from the bottom: general / worst phrasing", -1),
 ]
-READING_BANKS = ["development", "second development", "length in units", "negation and idiom"]
+READING_BANKS = [
+    "development",
+    "second development",
+    "length in units",
+    "negation and idiom",
+    "wishes as typed (the six)",
+]
 
 
 def shown(path: Path) -> str:

@@ -89,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     banks = {"development": P.development_bank(), "second development": P.second_development_bank(),
              "length in units": P.unit_development_sentences(),
              "negation and idiom": P.negation_development_sentences(),
+             "wishes as typed (the six)": P.wish_development_sentences(),
              "the issue's examples": [P.Phrasing(*example) for example in ISSUE_EXAMPLES]}  # fmt: skip
     results: dict = {}
     for name, bank in banks.items():
@@ -104,15 +105,16 @@ def main(argv: list[str] | None = None) -> int:
                 misread[p.prop][NAMES[int(np.argmax(np.abs(weights)))]] += 1
         results[name] = {prop: {"phrasings": sum(c.values()), **c, "read_as": dict(misread[prop].most_common(3))}
                          for prop, c in counts.items()}  # fmt: skip
-        words = results[name]["words"]
+        words = results[name].get("words")
         rest = [c for prop, c in results[name].items() if prop != "words" and prop not in OF_2025]
         share = sum(c.get("right", 0) for c in rest) / max(sum(c["phrasings"] for c in rest), 1)
         new = [c for prop, c in results[name].items() if prop in OF_2025]
-        print(f"{name}: length wishes read right {words.get('right', 0)} of {words['phrasings']} "
-              f"({json.dumps({k: v for k, v in words.items() if k not in ('phrasings', 'right')})})"
-              + (f"; the other properties {share:.3f}" if rest else "")
-              + (f"; the six of 2026-11-27 {sum(c.get('right', 0) for c in new)} of "
-                 f"{sum(c['phrasings'] for c in new)}" if new else ""))  # fmt: skip
+        how = json.dumps({k: v for k, v in (words or {}).items() if k not in ("phrasings", "right")})
+        parts = [f"length wishes read right {words.get('right', 0)} of {words['phrasings']} ({how})"] if words else []
+        parts += [f"the other properties {share:.3f}"] if rest else []
+        parts += ([f"the six of 2026-11-27 {sum(c.get('right', 0) for c in new)} of {sum(c['phrasings'] for c in new)}"]
+                  if new else [])  # fmt: skip
+        print(f"{name}: " + "; ".join(parts))
     if args.output:
         args.output.write_text(json.dumps({"model": str(args.model), "banks": results}, indent=1) + "\n")
     return 0

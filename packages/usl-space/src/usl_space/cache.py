@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from crm_core.compositional.cues import VERSION as CUES_VERSION
 from crm_core.compositional.memory import MEMORY_FILE
 
 COLUMNS = """
@@ -58,11 +59,13 @@ def text_digest(*texts: str) -> str:
 
 def checkpoint_id(folder: str | os.PathLike, weights_file: str = "model.safetensors") -> str:
     """A checkpoint's identity for the cache: crm.json plus the weights file that is actually run (an int8
-    export and its fp32 source score differently) and, where there is one, the phrasing memory that reads criteria."""
+    export and its fp32 source score differently) and, where there is one, the phrasing memory that reads criteria
+    (with the version of the word lists that read them beside it: crm_core.compositional.cues)."""
     folder = Path(folder)
     digest = hashlib.sha256((folder / "crm.json").read_bytes())
     if (folder / MEMORY_FILE).is_file():
         digest.update((folder / MEMORY_FILE).read_bytes())
+        digest.update(f"cues{CUES_VERSION}".encode())  # the word lists read criteria beside the memory
     path = folder / weights_file
     if not path.is_file():
         raise FileNotFoundError(f"{path}: the checkpoint's weights are missing")

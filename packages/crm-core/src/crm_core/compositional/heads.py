@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from crm_core.compositional.cues import family, read_cues
 from crm_core.compositional.memory import PhrasingMemory
 from crm_core.compositional.serving import ServingConfig
 from crm_core.properties import NAMES
@@ -152,7 +153,7 @@ class CompositionalHeads:
         if memory is None:
             return None
         rule = (serving.memory_neighbours, serving.memory_agreement, serving.memory_similarity,
-                serving.memory_direction_neighbours)  # fmt: skip
+                serving.memory_direction_neighbours, serving.memory_magnitude_floor)  # fmt: skip
         ruled = self._ruled
         if ruled is None or ruled[0] is not memory or ruled[1] != rule:
             ruled = self._ruled = (memory, rule, memory.with_rule(*rule))
@@ -188,6 +189,8 @@ class CompositionalHeads:
             said = texts if texts is not None else [None] * len(weights)
             weights = np.stack([memory.override(w, v, t)
                                 for w, v, t in zip(weights, sentence_vecs, said, strict=True)])  # fmt: skip
+        if memory is not None and texts is not None and serving.cue_reader > 0:
+            weights = np.stack([self._cue_read(w, t, memory, soft) for w, t in zip(weights, texts, strict=True)])
         if soft and memory is not None and serving.soft_strength > 0:
             weights = np.stack([memory.at_strength(w, serving.soft_strength, serving.lift_from,
                                                    serving.lift_share) for w in weights])  # fmt: skip
@@ -197,6 +200,30 @@ class CompositionalHeads:
             voices.append(out[:, k:] * np.maximum(length - serving.voice_threshold, 0.0) / np.maximum(length, 1e-12))
         voice = np.concatenate(voices, axis=1).sum(axis=0) / len(self.members)
         return CriteriaSide(weights.sum(axis=0), voice)
+
+    def _cue_read(self, weights: np.ndarray, text: str, memory: PhrasingMemory, soft: bool) -> np.ndarray:
+        """One criterion's weights, replaced by what its words ask for (cues.read_cues) where the readers and the
+        memory read nothing, are unsure (a soft sentence), or (cue_reader 2) read a sure property outside the cue's
+        family or the cue's property the other way; at the memory's typical weight, as its own override gives."""
+        cue = read_cues(text)
+        if cue is None or NAMES.index(cue.prop) >= len(weights):
+            return weights
+        k, serving = NAMES.index(cue.prop), self.serving
+        strongest = int(np.argmax(np.abs(weights)))
+        read = weights[strongest] != 0
+        unsure = (
+            soft
+            and serving.soft_strength > 0
+            and memory.unsure(weights, serving.soft_strength, serving.lift_from, serving.lift_share)
+        )
+        agrees = NAMES[strongest] in family(cue.prop) and np.sign(weights[strongest]) == cue.sign
+        if read and not unsure and (agrees or serving.cue_reader < 2):
+            return weights
+        if NAMES[strongest] in family(cue.prop) and np.sign(weights[strongest]) == cue.sign:
+            k = strongest  # the readers' own choice within the family, made sure
+        out = np.zeros_like(weights)
+        out[k] = cue.sign * memory.magnitude[k, int(cue.sign > 0)]
+        return out
 
     def unsure(self, soft_weights: np.ndarray) -> bool:
         """A soft sentence's served weights that were left as read because the reading was weak or spread over

@@ -87,15 +87,19 @@ class PhrasingMemory:
         return best, int(np.sign(np.sum(np.where(about % 2 == 1, 1, -1))))
 
     def with_rule(self, neighbours: float = 0, agreement: float = 0.0, similarity: float = 0.0,
-                  direction_neighbours: float = 0) -> PhrasingMemory:  # fmt: skip
+                  direction_neighbours: float = 0, magnitude_floor: float = 0.0) -> PhrasingMemory:  # fmt: skip
         """This memory read by another rule (each setting 0: this memory's own), sharing its vectors: the rule is a
         serving choice (crm.json's `memory_*`), made after the memory was built, and a 6 MB file need not change
-        for it."""
+        for it. `magnitude_floor`: no property's typical weight below it (a property the fit weighed weakly still
+        moves a board when a wish is read as it)."""
         rule = (int(neighbours) or self.neighbours, agreement or self.agreement, similarity or self.similarity,
                 int(direction_neighbours) or self.direction_neighbours)  # fmt: skip
-        if rule == (self.neighbours, self.agreement, self.similarity, self.direction_neighbours):
+        floored = magnitude_floor > 0 and bool(np.any(self.magnitude < magnitude_floor))
+        if rule == (self.neighbours, self.agreement, self.similarity, self.direction_neighbours) and not floored:
             return self
         other = replace(self, neighbours=rule[0], agreement=rule[1], similarity=rule[2], direction_neighbours=rule[3])
+        if floored:
+            other.magnitude = np.maximum(self.magnitude, np.float32(magnitude_floor))
         other._unit, other._held = self._unit, self._held
         return other
 

@@ -49,6 +49,7 @@ SECOND_DEVELOPMENT_LIKE, SECOND_DEVELOPMENT_DISLIKE = _DEVELOPMENT["second_like"
 UNIT_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["unit_sentences"])
 NEGATION_DEVELOPMENT_SENTENCES = {prop: (lists.get("more", []), lists.get("less", []))
                                   for prop, lists in _DEVELOPMENT["negation_sentences"].items()}  # fmt: skip
+WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences"])
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,12 @@ def _sentences(table: Nouns) -> list[Phrasing]:
 def unit_development_sentences() -> list[Phrasing]:
     """Whole sentences asking for length in units of text ("Keep it to one paragraph."): a third development set."""
     return _sentences(UNIT_DEVELOPMENT_SENTENCES)
+
+
+def wish_development_sentences() -> list[Phrasing]:
+    """Whole sentences as visitors type wishes about the six properties of 2025, both ways: the word lists' own
+    development set (crm_core.compositional.cues)."""
+    return _sentences(WISH_DEVELOPMENT_SENTENCES)
 
 
 def negation_development_sentences() -> list[Phrasing]:

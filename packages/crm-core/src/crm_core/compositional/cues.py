@@ -1,0 +1,173 @@
+"""Reading a wish by its words: which property a sentence names and whether it wants more or less of it.
+
+The learned readers read a sentence by its embedding, and an embedding hears the nouns better than the words that
+turn them round: "Not too wordy." read as nothing, "Spare no detail." as a wish for brevity, "Lots of dialogue,
+please." as quotes (the nearest older property). This reader is a short, documented word list instead:
+
+- a cue is a phrase that names a property and which way ("dialogue": more of it; "brief": less of `words`);
+- a negator earlier in the same clause turns it round ("no", "don't", "avoid", "skip", "leave out", "rather
+  not"), as does a complaint after it ("... put me off", "... annoys me"); two negators cancel ("Don't skip the
+  details."); words inside a cue do not count ("a language I didn't write in" is one cue);
+- idioms are read as meant: "spare no detail", "don't hold back on", "can't get enough of" ask for more; "too
+  long", "not too long" and "nothing too long" all ask for less;
+- a sentence whose cues disagree (two properties, or both ways) gets no reading: the learned readers keep it.
+
+It covers the properties whose wishes the readers misread most (development banks, docs/experiments.md): length
+(`words`), the six of 2025, and nothing else. The heads use it where the readers read nothing, are unsure, or read
+a property outside the cue's own family (CompositionalHeads.criteria_side; crm.json `cue_reader`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+VERSION = "1"  # bump when a list changes: boards cached under the old lists are then not served
+
+# (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
+_CUES: list[tuple[str, int, str]] = [
+    # length in words
+    ("words", +1, r"\bdetailed\b|\bdetails\b|\b(?:more|lots of|plenty of|every|full|great|in|extra|fine|much|the|"
+                  r"spare no|some|enough) detail\b|\bthorough(?:ly|ness)?\b|\bin[- ]depth\b|\belaborat\w*"
+                  r"|\bcomprehensive\w*"
+                  r"|\bexhaustive\w*|\blengthy\b|\blong[- ]winded\b|\bwordy\b|\bwordiness\b|\bverbos\w*|\brambl\w*"
+                  r"|\bpadding\b|\bfluff\w*|\bwaffl\w*|\bfiller\b|\bwalls? of text\b|\bat length\b|\bdeep[- ]dives?\b"
+                  r"|\bgo(?:es)? on and on\b|\bdrag\w* (?:it |things |this )?(?:on|out)\b|\bflesh\w* (?:it )?out\b"
+                  r"|\bspell\w* (?:it|everything|things) out\b|\bexpand\w* on\b"
+                  r"|(?<!as )\blong(?:er)?\b(?![- ](?:sentences?|paragraphs?|words?|lists?|titles?|stor(?:y|ies)|"
+                  r"time|ago|run|term|as)\b)"),
+    ("words", -1, r"\bcut\w* (?:it|things|this|them) short\b|\bbrief(?:ly|er)?\b|\bbrevity\b|\bconcise\w*"
+                  r"|\bsuccinct\w*|\bterse\w*|\bto the point\b"
+                  r"|\btl;?dr\b|\bbite[- ]sized\b|\bin a nutshell\b"
+                  r"|\bshort(?:er)?\b(?![- ](?:sentences?|paragraphs?|words?|lists?|titles?|stor(?:y|ies))\b)"),
+    # the six of 2025
+    ("dialogue", +1, r"\bdialog(?:ue)?s?\b|\bconversations?\b|\bbanter\b|\bback[- ]and[- ]forth\b"
+                     r"|\bdirect speech\b|\bspoken (?:lines?|exchanges?|words)\b|\btalking\b(?! (?:down|about|to me)\b)"
+                     r"|\b(?:characters?|people|persons?|they)(?: \w+){0,2} (?:talk|speak|chat|convers)\w*"),
+    ("dialogue", -1, r"\bnarration\b"),
+    ("repetition", +1, r"(?<!non-)(?<!non)\brepeat\w*(?! words)|(?<!non-)(?<!non)\brepetit\w*|\bredundan\w*"
+                       r"|\bover and over\b"
+                       r"|\brehash\w*|\breiterat\w*|\brestat\w*|\bsame (?:point|thing|idea)s?\b"
+                       r"|\bsay\w* (?:it|things|everything|anything|something) (?:twice|again|more than once)\b"
+                       r"|\b(?:echo|mention|say|state|stress)\w* (?:\w+ ){0,3}(?:several|many|multiple) times\b"),
+    ("repetition", -1, r"\bnon-?repetitive\b|\bsay\w* (?:each|every) (?:thing|point) once\b"),
+    ("lexical_variety", +1, r"\b(?:rich\w*|broad\w*|wide\w*|divers\w*|varied|various|extensive|expansive|colou?rful|"
+                            r"large\w*|big\w*|fancy|sophisticated|unusual)(?: \w+)? (?:vocabular\w*|word choice|"
+                            r"lexicon|diction)\b|\bvar(?:y|ied|ying)\w*(?: \w+)? (?:words?|wording|word choice|"
+                            r"vocabular\w*|language|diction)\b|\bword variety\b|\blexical (?:variety|diversity|"
+                            r"richness)\b|\bmix\w* up (?:your |the )?(?:words?|wording|word choice)\b"
+                            r"|\bvocabular\w* (?:\w+ )?(?:rich|varied|broad|wide|diverse|large|big)\b"),
+    ("lexical_variety", -1, r"\b(?:small\w*|narrow\w*|limited|basic|repetitive|poor)(?: \w+)? (?:vocabular\w*|word "
+                            r"choice|lexicon|diction)\b|\bsame (?:few |plain |old )?words\b"
+                            r"|\b(?:reus|recycl)\w* (?:the same )?words\b|\brepeat\w* words\b"
+                            r"|\bvocabular\w* (?:\w+ )?(?:simple|small|basic|limited|plain|narrow)\b"),
+    ("ai_prose", +1, r"\b(?:ai|a\.i\.|chatbot|chat ?gpt|gpt|llm|machine|robot|bot|assistant)[- ]?(?:sounding|like|"
+                     r"generated|written|made|ish|isms?|style[ds]?|flavou?red|speak|prose|writing|tics?|slop|"
+                     r"clich\w*|buzzwords?|phrases?|wording|voice|tone)\b"
+                     r"|\b(?:like|as if|as though) (?:an? |the )?(?:ai|chatbot|machine|robot|bot|chat ?gpt|gpt|llm)\b"
+                     r"|\bclich\w*|\bstock (?:phrases?|words?|expressions?|prose|language|lines?)\b|\bpurple prose\b"
+                     r"|\bslop\b|\bboilerplate\b|\bbuzzwords?\b|\bdelve\b|\btapestry\b|\bformulaic\b|\brobotic\b"
+                     r"|\b(?:canned|generic|overwrought|flowery) (?:prose|phrases?|language|writing|wording)\b"
+                     r"|\bsounds? (?:like )?(?:an? )?(?:ai|chatbot|machine|robot|bot|llm)\b|\bgenerated\b"),
+    ("ai_prose", -1, r"\b(?:human|natural|authentic|genuine)[- ]?(?:sounding|voice|prose|writing|tone|language|"
+                     r"feel|written)\b|\b(?:like|as) (?:a |an )?(?:human(?: being)?|person|real person|writer|"
+                     r"novelist|people)\b|\bsounds? human\b"
+                     r"|\b(?:fresh|original) (?:wording|prose|language|phrasing)\b"),
+    ("nonanswer", +1, r"\brefus\w*|\bdeclin\w*|\bturn\w* down\b|\bdeflect\w*|\bdodg\w*|\bevasi\w*|\bevad\w*"
+                      r"|\bsidestep\w*|\blectur\w*|\bmorali[sz]\w*|\bpreach\w*|\bsermon\w*|\bnon-?answers?\b"
+                      r"|\bcop[- ]?outs?\b|\bwater\w*[- ]down\b|\bboth[- ]sides\b|\bchang\w* the (?:subject|topic)\b"
+                      r"|\b(?:won't|will not) (?:write|do|help|produce|create|generate|answer)\b"
+                      r"|\bexcuses\b|\bsay\w* no\b"),
+    ("nonanswer", -1, r"\bcompl(?:y|ies|ied|iance|iant)\b|\bdo (?:exactly |just )?what i (?:ask|asked|say|said)\b"
+                      r"|\b(?:just|simply) (?:answer|do (?:it|the task)|write it)\b"
+                      r"|\banswer the question(?: i asked)?\b|\banswer what i (?:ask|asked)\b|\bstraight answers?\b"),
+    ("other_language", +1, r"\b(?:different|other|another|foreign) language\b|\blanguage other than\b"
+                           r"|\bswitch\w* (?:to )?(?:english|languages?)\b"
+                           r"|\blanguage (?:that )?i (?:didn't|did not|don't|do not) (?:use|write|speak|ask)\w*"),
+    ("other_language", -1, r"\b(?:same|my|your) language\b|\bmy own language\b|\blanguage (?:as|of) (?:my|the) "
+                           r"(?:question|prompt|request|message)\b|\bmatch\w* my language\b|\blanguage i (?:wrote|"
+                           r"write|used|use|asked|speak|typed)\b|\bwhatever language\b|\breply in kind\b"),
+]  # fmt: skip
+CUES = [(prop, sign, re.compile(pattern)) for prop, sign, pattern in _CUES]
+
+# a cue the heads must leave to the readers: the sentence is about something else that shares its words
+NOT_OURS = re.compile(r"\bdisclaimer|\bas an ai\b|\bbeing an ai\b|\byou(?:'re| are) an ai\b|\bsentences?\b"
+                      r"|\bparagraphs?\b|\bbullet|\bconversational\b")  # fmt: skip
+NEGATOR = re.compile(
+    r"\b(?:no|not|never|nothing|none|nobody|no one|without|avoid\w*|skip\w*|stop\w*|cut\w*|drop\w*|less|fewer|hate\w*|"
+    r"dislike\w*|"
+    r"detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare me|free of|minus|ditch\w*|lose the|enough "
+    r"with|away with|instead of|rather than|don't|do not|doesn't|does not|shouldn't|should not|won't|isn't|aren't|"
+    r"refrain from|steer clear of|limit\w*|minimi[sz]\w*|reduce\w*|tone down|go easy on|ban|no more|zero|against|"
+    r"tired of|sick of|allergic to|anything but|without any|hold\w* back on|minimal|minimum|hardly any|barely any|"
+    r"(?<!a )little)\b"
+)  # fmt: skip
+COMPLAINT = re.compile(
+    r"\b(?:put\w* me off|turn\w* me off|annoy\w*|bother\w*|irritat\w*|(?:is|are) (?:a )?no[- ]go|(?:is|are) not "
+    r"(?:welcome|wanted|needed|ok|okay|for me)|drive\w* me (?:crazy|nuts|mad)|get\w* old|(?:is|are) (?:tiresome|"
+    r"grating|unbearable|a turn-off|the worst|overrated)|make\w* me (?:cringe|stop reading)|irk\w*|(?:can|has to|"
+    r"have to|must|needs? to) go|wear\w* thin|ruin\w*|no thanks|not my thing)\b"
+)  # fmt: skip
+# phrases with a negator that ask for more of what follows
+MORE_IDIOM = re.compile(r"\bspare no\b|\bdon't hold back(?: on)?\b|\bdo not hold back(?: on)?\b|\bcan't get enough of\b"
+                        r"|\bno shortage of\b|\bdon't skimp(?: on)?\b|\bdo not skimp(?: on)?\b|\bdon't mind\b"
+                        r"|\bdo not mind\b|\bnothing wrong with\b|\bnever too\b|\bcan't be too\b|\bcannot be too\b"
+                        r"|\bno such thing as too\b|\bnot afraid of\b")  # fmt: skip
+TOO = re.compile(r"\btoo(?: much| many)?\s*$")  # "too long", "not too long": less, whatever negates it
+OUT = re.compile(r"\s+out\b")  # "leave the dialogue out", "keep jargon out": less, as "too" is
+CLAUSE = re.compile(r"[.;!?:]+|,?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)")
+
+
+# properties a cue's wish may be read as and still be read right: the readers' own, where they agree
+FAMILY = {"words": ("words", "sentences", "paragraphs"), "nonanswer": ("nonanswer", "refusal")}
+
+
+def family(prop: str) -> tuple[str, ...]:
+    return FAMILY.get(prop, (prop,))
+
+
+@dataclass(frozen=True)
+class CueReading:
+    prop: str
+    sign: int  # +1: more of the property wins
+
+
+def _normal(text: str) -> str:
+    return text.lower().replace("\u2019", "'").replace("\u2018", "'").replace("n\u2019t", "n't")
+
+
+def _sign_in_clause(clause: str, start: int, end: int, base: int, spans: list[tuple[int, int]]) -> int:
+    """The cue's base sign, turned round by each negator before it in its clause (outside every cue's span and
+    outside a more-idiom) and by a complaint after it; "too X" asks for less of X whatever negates it."""
+    before = clause[:start]
+    if TOO.search(before) or OUT.match(clause[end:]):
+        return -1 if base > 0 else base
+    masked = list(before)
+    for a, b in spans:  # words inside cues do not negate ("a language I didn't write in")
+        for i in range(a, min(b, start)):
+            masked[i] = " "
+    text = "".join(masked)
+    idioms = list(MORE_IDIOM.finditer(text))
+    for m in idioms:
+        text = text[: m.start()] + " " * (m.end() - m.start()) + text[m.end() :]
+    flips = len(NEGATOR.findall(text)) + len(COMPLAINT.findall(clause[end:]))
+    return base * (-1) ** flips
+
+
+def read_cues(text: str) -> CueReading | None:
+    """The property and direction a sentence's words ask for, or None when it names none of the cues' properties
+    or its cues disagree."""
+    found: set[tuple[str, int]] = set()
+    for clause in CLAUSE.split(_normal(text)):
+        if NOT_OURS.search(clause):
+            continue
+        matches = [(m.start(), m.end(), prop, sign) for prop, sign, pattern in CUES for m in pattern.finditer(clause)]
+        spans = [(a, b) for a, b, _, _ in matches]
+        for a, b, prop, sign in matches:
+            if any(a2 <= a and b <= b2 and (a2, b2) != (a, b) for a2, b2 in spans):
+                continue  # inside a longer cue
+            found.add((prop, _sign_in_clause(clause, a, b, sign, spans)))
+    if len(found) != 1:
+        return None
+    prop, sign = found.pop()
+    return CueReading(prop, sign)

@@ -1,0 +1,142 @@
+"""The word-list reader: a wish read by its words, negation and idiom included, and where the heads use it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from crm_core.compositional.cues import CueReading, family, read_cues
+from crm_core.properties import NAMES
+
+K = len(NAMES)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "prop", "sign"),
+    [
+        ("Lots of dialogue, please.", "dialogue", +1),
+        ("No dialogue.", "dialogue", -1),
+        ("I want characters who talk to each other.", "dialogue", +1),
+        ("Don't repeat yourself.", "repetition", -1),
+        ("Stop saying the same thing twice.", "repetition", -1),
+        ("Use a rich vocabulary.", "lexical_variety", +1),
+        ("Don't reuse the same words all the time.", "lexical_variety", +1),  # two negations: more variety
+        ("Not too wordy.", "words", -1),  # "too": less, whatever negates it
+        ("Nothing too long, please.", "words", -1),
+        ("Answers are too long.", "words", -1),
+        ("Skip the elaboration.", "words", -1),
+        ("Spare no detail.", "words", +1),  # an idiom: no negation
+        ("Don't skip the details.", "words", +1),  # two negators cancel
+        ("Don't cut it short.", "words", +1),  # "cut it short" is one cue: its "cut" negates nothing
+        ("I don't mind long answers.", "words", +1),
+        ("Please hold back on answers that go on at length.", "words", -1),
+        ("Answers that ramble irk me.", "words", -1),  # a complaint after the cue
+        ("Write like a human being, not like a chatbot.", "ai_prose", -1),  # both clauses agree
+        ("I hate clichéd, AI-sounding prose.", "ai_prose", -1),
+        ("Do exactly what I ask. Don't refuse, deflect or lecture me.", "nonanswer", -1),
+        ("I prefer careful models that decline harmful requests.", "nonanswer", +1),
+        ("Answer in the language I wrote in.", "other_language", -1),
+        ("Don't answer in a language I didn't write in.", "other_language", -1),  # "didn't" is inside the cue
+        ("Don\u2019t repeat yourself.", "repetition", -1),  # a typographic apostrophe
+        ("Keep dialogue out of it.", "dialogue", -1),  # "X out": less, as "too" is
+        ("Nobody should be talking.", "dialogue", -1),
+        ("Minimal repetition.", "repetition", -1),
+        ("Use repeated words.", "lexical_variety", -1),  # repeated words are word variety, not repetition
+    ],
+)
+def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop: str, sign: int):
+    assert read_cues(sentence) == CueReading(prop, sign)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Use simple words and short sentences.",  # about sentences: the readers' own
+        "No AI disclaimers.",  # another property that shares the words
+        "As long as it's correct, I'm happy.",  # "long" that is no length
+        "Reply in English.",  # which language is "other" depends on the question
+        "Be brief but thorough.",  # the cues disagree: both ways
+        "Lots of dialogue and no repetition.",  # two properties
+        "Be friendly.",
+    ],
+)
+def test_a_sentence_without_one_clear_cue_gets_no_reading(sentence: str):
+    assert read_cues(sentence) is None
+
+
+def heads_with(serving_changes: dict):
+    """CompositionalHeads with only what the cue step reads: a memory with known magnitudes and serving settings."""
+    from crm_core.compositional.heads import CompositionalHeads
+    from crm_core.compositional.memory import PhrasingMemory
+    from crm_core.compositional.serving import ServingConfig
+
+    magnitude = np.full((K, 2), 2.0, np.float32)
+    magnitude[NAMES.index("dialogue")] = [0.01, 0.16]  # as weak as the fit left it
+    memory = PhrasingMemory(np.zeros((1, 8), np.int8), np.zeros(1, np.int16), magnitude)
+    heads = object.__new__(CompositionalHeads)
+    heads.memory, heads._ruled = memory, None
+    heads.serving = replace(ServingConfig(), memory_neighbours=0, memory_agreement=0, memory_similarity=0,
+                            memory_direction_neighbours=0, **serving_changes)  # fmt: skip
+    return heads
+
+
+def weights_on(**values: float) -> np.ndarray:
+    w = np.zeros(K, np.float32)
+    for name, value in values.items():
+        w[NAMES.index(name)] = value
+    return w
+
+
+def test_the_heads_use_the_cue_where_the_readers_read_nothing_are_unsure_or_read_another_property():
+    dialogue, quotes = NAMES.index("dialogue"), NAMES.index("quotes")
+    fill = heads_with({"cue_reader": 1.0, "memory_magnitude_floor": 1.0})
+    memory = fill.ruled_memory
+    assert memory.magnitude[dialogue].tolist() == [1.0, 1.0] and fill.memory.magnitude[dialogue, 0] == np.float32(0.01)
+    nothing = fill._cue_read(weights_on(), "Lots of dialogue, please.", memory, soft=True)
+    assert nothing[dialogue] == pytest.approx(1.0) and np.count_nonzero(nothing) == 1  # at the floored magnitude
+    sure_quotes = weights_on(quotes=1.5)
+    assert np.array_equal(fill._cue_read(sure_quotes, "Lots of dialogue, please.", memory, soft=True), sure_quotes)
+    disagree = heads_with({"cue_reader": 2.0, "memory_magnitude_floor": 1.0})
+    replaced = disagree._cue_read(sure_quotes, "Lots of dialogue, please.", memory, soft=True)
+    assert replaced[dialogue] == pytest.approx(1.0) and replaced[quotes] == 0
+    other_way = disagree._cue_read(weights_on(dialogue=1.2), "No dialogue.", memory, soft=True)
+    assert other_way[dialogue] == pytest.approx(-1.0)
+    agrees = weights_on(dialogue=-1.2, quotes=-0.1)
+    assert np.array_equal(disagree._cue_read(agrees, "No dialogue.", memory, soft=True), agrees)
+    unsure = weights_on(quotes=0.3, emoji=0.25)  # weak and spread: unsure, so the cue decides even under 1
+    assert fill._cue_read(unsure, "Lots of dialogue, please.", memory, soft=True)[dialogue] == pytest.approx(1.0)
+    off = heads_with({"cue_reader": 0.0, "memory_magnitude_floor": 0.0})
+    assert off.ruled_memory is off.memory and off.ruled_memory.magnitude[dialogue, 0] == np.float32(0.01)
+
+
+def test_a_cue_read_within_its_family_keeps_the_readers_choice_of_property():
+    """ "Flat refusals would be welcome." read unsure as refusal: the cue (non-answers, more) makes that reading sure
+    on refusal, the property the readers chose within the cue's family, not on nonanswer."""
+    refusal = NAMES.index("refusal")
+    heads = heads_with({"cue_reader": 2.0})
+    memory = heads.ruled_memory
+    unsure_refusal = weights_on(refusal=0.3, caveats=0.28)
+    out = heads._cue_read(unsure_refusal, "Flat refusals would be welcome.", memory, soft=True)
+    assert "refusal" in family("nonanswer") and out[refusal] == pytest.approx(2.0) and np.count_nonzero(out) == 1
+
+
+def test_a_folder_reads_a_wish_its_readers_miss_once_the_cue_reader_is_served(tmp_path):
+    """Through the scorer: random readers read "No dialogue." as they happen to; with the cue reader served, the
+    sentence weighs on dialogue alone, the other way, at soft strength x the memory's magnitude."""
+    from conftest import random_compositional_crm
+    from crm_core.compositional.memory import GENERAL, PhrasingMemory, quantize
+    from crm_core.compositional.scorer import CompositionalScorer
+
+    folder = random_compositional_crm(tmp_path / "c")
+    magnitude = np.full((K, 2), 1.5, np.float32)
+    general = quantize(np.eye(12, 384, dtype=np.float32))  # twelve general phrasings: the vote reads nothing
+    PhrasingMemory(general, np.full(12, GENERAL, np.int16), magnitude).save(folder)
+    scorer = CompositionalScorer(folder)
+    dialogue = NAMES.index("dialogue")
+    scorer.serving = replace(scorer.serving, cue_reader=2.0, soft_strength=0.6)
+    weights = scorer.criteria_side(["No dialogue."]).weights
+    assert weights[dialogue] == pytest.approx(-0.6 * 1.5, rel=1e-5)
+    assert np.count_nonzero(weights) == 1
+    scorer.serving = replace(scorer.serving, cue_reader=0.0)  # off: the random readers' own reading
+    assert np.count_nonzero(scorer.criteria_side(["No dialogue."]).weights) > 1
