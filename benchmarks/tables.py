@@ -101,9 +101,10 @@ def report_card_table(r: dict | None = None) -> str:
 
 
 PREVIOUS = (
-    "Previous stop: the folder shipped at the stop before this one, whose phrasing memory read a sentence by the "
-    "vote of its 10 nearest training phrasings, the nearest at cosine 0.6 or more (now 5, at 0.5, the direction "
-    "from the 10 nearest about the voted property), run by this stop's code."
+    "Previous stop: the folder shipped at the stop before this one, which read wishes by the readers and the "
+    "phrasing memory alone (now also by their words: crm_core/compositional/cues.py, negation and idiom included) "
+    "and weighed a wish about dialogue or repetition as little as the fit had learnt (now at least 1, before soft "
+    "strength), run by this stop's code."
 )
 
 
