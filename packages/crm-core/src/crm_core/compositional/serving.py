@@ -34,10 +34,11 @@ class ServingConfig:
     weight_scale: float = _f(1.5, "the property weights (after the threshold) are multiplied by this, so that a typed "
                              "criterion can outweigh the quality term across a whole board (chosen on development "
                              "data: training/experiments/criteria_shrinkage.py --weight-scales)")  # fmt: skip
-    soft_strength: float = _f(0.6, "with a phrasing memory: a soft criterion's strongest property weight becomes this "
+    soft_strength: float = _f(0.8, "with a phrasing memory: a soft criterion's strongest property weight becomes this "
                               "x the readers' weight for training phrasings of that property and direction, so "
                               "wordings of one wish count the same (0: as read; chosen on development data: "
-                              "benchmarks/judge_report.py --gate)")  # fmt: skip
+                              "benchmarks/judge_report.py --gate; 0.6 until the word lists read length wishes right, "
+                              "then 0.8 parted the concise and detailed top fives: training/promote.py)")  # fmt: skip
     lift_from: float = _f(0.5, "a soft reading weaker than this is not lifted to soft_strength (a stray weight stays "
                           "weak); a caution wish at least this strong gives declining answers their non-answer "
                           "penalty back")  # fmt: skip
