@@ -219,8 +219,8 @@ class CompositionalHeads:
         agrees = NAMES[strongest] in family(cue.prop) and np.sign(weights[strongest]) == cue.sign
         if read and not unsure and (agrees or serving.cue_reader < 2):
             return weights
-        if NAMES[strongest] in family(cue.prop) and np.sign(weights[strongest]) == cue.sign:
-            k = strongest  # the readers' own choice within the family, made sure
+        if agrees:  # unsure, but within the family and the cue's way: the readers' own choice, made sure
+            k = strongest
         out = np.zeros_like(weights)
         out[k] = cue.sign * memory.magnitude[k, int(cue.sign > 0)]
         return out
