@@ -140,3 +140,17 @@ def test_a_folder_reads_a_wish_its_readers_miss_once_the_cue_reader_is_served(tm
     assert np.count_nonzero(weights) == 1
     scorer.serving = replace(scorer.serving, cue_reader=0.0)  # off: the random readers' own reading
     assert np.count_nonzero(scorer.criteria_side(["No dialogue."]).weights) > 1
+
+
+def test_the_app_calls_a_reading_unsure_by_the_memory_as_served_floor_included():
+    """A weak dialogue reading (0.3): under the floor of 1 the strength's target is 0.8, so the reading is not lifted
+    and the app must say it is unsure; by the memory's own 0.16 it would be at strength already. Both checks read
+    the memory as served."""
+    dialogue = NAMES.index("dialogue")
+    heads = heads_with({"cue_reader": 0.0, "memory_magnitude_floor": 1.0, "soft_strength": 0.8})
+    weak = weights_on(dialogue=0.3)
+    assert heads.unsure(weak)
+    assert heads.ruled_memory.at_strength(weak, 0.8, heads.serving.lift_from, heads.serving.lift_share)[dialogue] == (
+        pytest.approx(0.3)
+    )  # left as read, as the app says
+    assert not heads_with({"cue_reader": 0.0, "memory_magnitude_floor": 0.0, "soft_strength": 0.8}).unsure(weak)

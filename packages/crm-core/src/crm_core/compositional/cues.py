@@ -7,7 +7,8 @@ please." as quotes (the nearest older property). This reader is a short, documen
 - a cue is a phrase that names a property and which way ("dialogue": more of it; "brief": less of `words`);
 - a negator earlier in the same clause turns it round ("no", "don't", "avoid", "skip", "leave out", "rather
   not"), as does a complaint after it ("... put me off", "... annoys me"); two negators cancel ("Don't skip the
-  details."); words inside a cue do not count ("a language I didn't write in" is one cue);
+  details."); words inside a cue do not count ("a language I didn't write in" is one cue); "leave X out" asks
+  for less, as "too" does;
 - idioms are read as meant: "spare no detail", "don't hold back on", "can't get enough of" ask for more; "too
   long", "not too long" and "nothing too long" all ask for less;
 - a sentence whose cues disagree (two properties, or both ways) gets no reading: the learned readers keep it.
@@ -95,12 +96,11 @@ NOT_OURS = re.compile(r"\bdisclaimer|\bas an ai\b|\bbeing an ai\b|\byou(?:'re| a
                       r"|\bparagraphs?\b|\bbullet|\bconversational\b")  # fmt: skip
 NEGATOR = re.compile(
     r"\b(?:no|not|never|nothing|none|nobody|no one|without|avoid\w*|skip\w*|stop\w*|cut\w*|drop\w*|less|fewer|hate\w*|"
-    r"dislike\w*|"
-    r"detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare me|free of|minus|ditch\w*|lose the|enough "
-    r"with|away with|instead of|rather than|don't|do not|doesn't|does not|shouldn't|should not|won't|isn't|aren't|"
-    r"refrain from|steer clear of|limit\w*|minimi[sz]\w*|reduce\w*|tone down|go easy on|ban|no more|zero|against|"
-    r"tired of|sick of|allergic to|anything but|without any|hold\w* back on|minimal|minimum|hardly any|barely any|"
-    r"(?<!a )little)\b"
+    r"dislike\w*|detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare me|free of|minus|ditch\w*|lose the|"
+    r"enough with|away with|instead of|rather than|don't|do not|doesn't|does not|shouldn't|should not|won't|isn't|"
+    r"aren't|refrain from|steer clear of|limit\w*|minimi[sz]\w*|reduce\w*|tone down|go easy on|ban|no more|zero|"
+    r"against|tired of|sick of|allergic to|anything but|without any|hold\w* back on|minimal|minimum|hardly any|"
+    r"barely any|(?<!a )little)\b"
 )  # fmt: skip
 COMPLAINT = re.compile(
     r"\b(?:put\w* me off|turn\w* me off|annoy\w*|bother\w*|irritat\w*|(?:is|are) (?:a )?no[- ]go|(?:is|are) not "
@@ -142,15 +142,11 @@ def _sign_in_clause(clause: str, start: int, end: int, base: int, spans: list[tu
     before = clause[:start]
     if TOO.search(before) or OUT.match(clause[end:]):
         return -1 if base > 0 else base
-    masked = list(before)
     for a, b in spans:  # words inside cues do not negate ("a language I didn't write in")
-        for i in range(a, min(b, start)):
-            masked[i] = " "
-    text = "".join(masked)
-    idioms = list(MORE_IDIOM.finditer(text))
-    for m in idioms:
-        text = text[: m.start()] + " " * (m.end() - m.start()) + text[m.end() :]
-    flips = len(NEGATOR.findall(text)) + len(COMPLAINT.findall(clause[end:]))
+        if a < start:
+            before = before[:a] + " " * (min(b, start) - a) + before[min(b, start) :]
+    before = MORE_IDIOM.sub(lambda m: " " * len(m.group()), before)  # "spare no": no negator
+    flips = len(NEGATOR.findall(before)) + len(COMPLAINT.findall(clause[end:]))
     return base * (-1) ** flips
 
 

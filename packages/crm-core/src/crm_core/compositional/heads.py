@@ -208,16 +208,12 @@ class CompositionalHeads:
         cue = read_cues(text)
         if cue is None or NAMES.index(cue.prop) >= len(weights):
             return weights
-        k, serving = NAMES.index(cue.prop), self.serving
+        k = NAMES.index(cue.prop)
         strongest = int(np.argmax(np.abs(weights)))
         read = weights[strongest] != 0
-        unsure = (
-            soft
-            and serving.soft_strength > 0
-            and memory.unsure(weights, serving.soft_strength, serving.lift_from, serving.lift_share)
-        )
+        unsure = soft and self.unsure(weights)
         agrees = NAMES[strongest] in family(cue.prop) and np.sign(weights[strongest]) == cue.sign
-        if read and not unsure and (agrees or serving.cue_reader < 2):
+        if read and not unsure and (agrees or self.serving.cue_reader < 2):
             return weights
         if agrees:  # unsure, but within the family and the cue's way: the readers' own choice, made sure
             k = strongest
@@ -228,10 +224,10 @@ class CompositionalHeads:
     def unsure(self, soft_weights: np.ndarray) -> bool:
         """A soft sentence's served weights that were left as read because the reading was weak or spread over
         several properties (PhrasingMemory.unsure): it counts only weakly; False when no strength is set."""
-        serving = self.serving
-        if self.memory is None or serving.soft_strength <= 0:
+        serving, memory = self.serving, self.ruled_memory  # the memory as served: its floor sets the strength's target
+        if memory is None or serving.soft_strength <= 0:
             return False
-        return self.memory.unsure(soft_weights, serving.soft_strength, serving.lift_from, serving.lift_share)
+        return memory.unsure(soft_weights, serving.soft_strength, serving.lift_from, serving.lift_share)
 
     @staticmethod
     def scores(side: ResponseSide, crit: CriteriaSide, with_quality: bool = True) -> np.ndarray:

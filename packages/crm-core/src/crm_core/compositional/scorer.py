@@ -276,7 +276,8 @@ class CompositionalScorer:
         n, r = NAMES.index("nonanswer"), NAMES.index("refusal")
         if not self.serving.nonanswer_penalty + self.serving.caution_lift or n >= len(must.weights):
             return False
-        typical = self.heads.memory.magnitude[[n, r], 1] if self.heads.memory is not None else np.ones(2)
+        memory = self.heads.ruled_memory
+        typical = memory.magnitude[[n, r], 1] if memory is not None else np.ones(2)
         reading = np.clip([must.weights[n], soft.weights[r] + must.weights[r]], 0.0, None)
         total = np.abs(soft.weights).sum() + np.abs(must.weights).sum()
         clear = (reading / typical).sum() >= max(self.serving.lift_from, 1e-6)
