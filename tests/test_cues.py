@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from crm_core.compositional.cues import CueReading, family, read_cues
+from crm_core.compositional.cues import CueReading, family, framed_core, read_cues
 from crm_core.properties import NAMES
 
 K = len(NAMES)
@@ -43,6 +43,19 @@ K = len(NAMES)
         ("Nobody should be talking.", "dialogue", -1),
         ("Minimal repetition.", "repetition", -1),
         ("Use repeated words.", "lexical_variety", -1),  # repeated words are word variety, not repetition
+        ("Use simple words.", "lexical_variety", -1),  # vocabulary, as VERSION 2 reads it
+        ("No big words.", "lexical_variety", -1),
+        ("Keep the wording basic.", "lexical_variety", -1),
+        ("Wide-ranging word choice makes it better.", "lexical_variety", +1),
+        ("Dialogue bores me.", "dialogue", -1),  # a complaint after the cue
+        ("Refusals are a deal-breaker for me.", "nonanswer", -1),
+        ("Just write what I asked, however edgy.", "nonanswer", -1),
+        ("I prefer prose with no quoted speech.", "dialogue", -1),
+        ("I dislike answers that go in circles.", "repetition", -1),
+        ("Lean into the familiar AI phrasing.", "ai_prose", +1),
+        ("Corporate-speak is fine with me.", "ai_prose", +1),
+        ("Reply in English.", "other_language", +1),  # moves only answers to questions in another language
+        ("Please don't answer in English if I didn't ask in English.", "other_language", -1),
     ],
 )
 def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop: str, sign: int):
@@ -55,7 +68,7 @@ def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop
         "Use simple words and short sentences.",  # about sentences: the readers' own
         "No AI disclaimers.",  # another property that shares the words
         "As long as it's correct, I'm happy.",  # "long" that is no length
-        "Reply in English.",  # which language is "other" depends on the question
+        "Answer in English whatever language I use.",  # "in English" and "language I use" disagree
         "Be brief but thorough.",  # the cues disagree: both ways
         "Lots of dialogue and no repetition.",  # two properties
         "Be friendly.",
@@ -154,3 +167,59 @@ def test_the_app_calls_a_reading_unsure_by_the_memory_as_served_floor_included()
         pytest.approx(0.3)
     )  # left as read, as the app says
     assert not heads_with({"cue_reader": 0.0, "memory_magnitude_floor": 0.0, "soft_strength": 0.8}).unsure(weak)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "core"),
+    [
+        ("I could do without emoji.", "i emoji"),
+        ("Emoji? Hard pass.", "emoji"),  # a verdict clause turns the clause before it
+        ("Tables: a pet peeve of mine.", "tables"),
+        ("I can't stand short answers.", "i short answers"),  # the readers then read "short answers" as such
+        ("Bullet points put me off.", "bullet points"),
+        ("Don't skip the details.", None),  # two turns: not unwanted
+        ("Not too wordy.", None),  # "too" decides
+        ("Less emoji.", None),  # an amount, which the readers know
+        ("Ideally there'd be clipped, minimal replies.", None),  # "minimal" is the length asked for, not a turn
+        ("I'd prefer the model to refuse hateful requests.", None),  # "hateful" is no "hate"
+        ("Write like a human being, not like a chatbot.", None),  # two clauses with words of their own
+        ("Nothing beats a broad vocabulary.", None),  # an idiom of liking
+    ],
+)
+def test_a_wish_framed_as_unwanted_gives_the_thing_it_names(sentence: str, core: str | None):
+    assert framed_core(sentence) == core
+
+
+def test_a_framed_wish_is_turned_by_the_reading_of_its_thing():
+    from crm_core.compositional.scorer import turned
+
+    emoji, tables = NAMES.index("emoji"), NAMES.index("tables")
+    thing = weights_on(emoji=2.0, tables=0.1)  # "I like emoji." as read
+    ignored_the_turn = weights_on(emoji=1.5)  # "I could do without emoji." read as the thing itself
+    assert turned(ignored_the_turn, thing, 1.0)[emoji] == -1.5  # mode 1: the sign turned, the weight kept
+    read_right = weights_on(emoji=-1.5)
+    assert np.array_equal(turned(read_right, thing, 1.0), read_right)  # the readers heard the turn: kept
+    assert np.array_equal(turned(read_right, thing, 2.0), -thing)  # mode 2: the thing's reading, turned
+    assert turned(read_right, thing, 2.0)[tables] == pytest.approx(-0.1)
+    assert np.array_equal(turned(read_right, weights_on(), 2.0), read_right)  # a thing read as nothing: kept
+
+
+def test_a_folder_serving_the_framing_reader_reads_an_unwanted_thing_as_its_liking_turned(tmp_path):
+    """Through the scorer with random readers: under framing_reader 2, "I could do without emoji." weighs exactly
+    minus what "I like i emoji." weighs (its core as a liking), and a sentence with no turn is read as before."""
+    from conftest import random_compositional_crm
+    from crm_core.compositional.memory import GENERAL, PhrasingMemory, quantize
+    from crm_core.compositional.scorer import CompositionalScorer
+
+    folder = random_compositional_crm(tmp_path / "c")
+    general = quantize(np.eye(12, 384, dtype=np.float32))
+    PhrasingMemory(general, np.full(12, GENERAL, np.int16), np.full((K, 2), 1.5, np.float32)).save(folder)
+    scorer = CompositionalScorer(folder)
+    scorer.serving = replace(scorer.serving, framing_reader=0.0)
+    before = scorer.criteria_side(["I could do without emoji."]).weights
+    plain = scorer.criteria_side(["Use tables."]).weights
+    scorer.serving = replace(scorer.serving, framing_reader=2.0)
+    after = scorer.criteria_side(["I could do without emoji."]).weights
+    liking = scorer.criteria_side(["I like i emoji."]).weights
+    assert np.any(liking) and np.allclose(after, -liking) and not np.allclose(after, before)
+    assert np.array_equal(scorer.criteria_side(["Use tables."]).weights, plain)

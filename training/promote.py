@@ -45,6 +45,8 @@ READING_BANKS = [
     "length in units",
     "negation and idiom",
     "wishes as typed (the six)",
+    "wishes as typed, second set (the six)",
+    "third development",
 ]
 
 

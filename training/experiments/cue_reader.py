@@ -48,7 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     banks = {"development": P.development_bank(), "second development": P.second_development_bank(),
              "length in units": P.unit_development_sentences(),
              "negation and idiom": P.negation_development_sentences(),
-             "wishes as typed (the six)": P.wish_development_sentences()}  # fmt: skip
+             "wishes as typed (the six)": P.wish_development_sentences(),
+             "wishes as typed, second set (the six)": P.second_wish_development_sentences(),
+             "third development": P.third_development_bank()}  # fmt: skip
     train = [g for g in S.answer_groups(args.shared) if S.split(g[0]) == "train"]
     train = [train[i] for i in np.random.default_rng(0).choice(len(train), min(args.groups, len(train)), replace=False)]
     groups = make_groups(train, judge.features)

@@ -90,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
              "length in units": P.unit_development_sentences(),
              "negation and idiom": P.negation_development_sentences(),
              "wishes as typed (the six)": P.wish_development_sentences(),
+             "wishes as typed, second set (the six)": P.second_wish_development_sentences(),
+             "third development": P.third_development_bank(),
              "the issue's examples": [P.Phrasing(*example) for example in ISSUE_EXAMPLES]}  # fmt: skip
     results: dict = {}
     for name, bank in banks.items():

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-VERSION = "1"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "2"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -43,29 +43,34 @@ _CUES: list[tuple[str, int, str]] = [
                   r"|\bshort(?:er)?\b(?![- ](?:sentences?|paragraphs?|words?|lists?|titles?|stor(?:y|ies))\b)"),
     # the six of 2025
     ("dialogue", +1, r"\bdialog(?:ue)?s?\b|\bconversations?\b|\bbanter\b|\bback[- ]and[- ]forth\b"
-                     r"|\bdirect speech\b|\bspoken (?:lines?|exchanges?|words)\b|\btalking\b(?! (?:down|about|to me)\b)"
+                     r"|\b(?:direct|quoted) speech\b|\bspoken (?:lines?|exchanges?|words)\b|\btalking\b(?! (?:down|about|to me)\b)"
                      r"|\b(?:characters?|people|persons?|they)(?: \w+){0,2} (?:talk|speak|chat|convers)\w*"),
     ("dialogue", -1, r"\bnarration\b"),
     ("repetition", +1, r"(?<!non-)(?<!non)\brepeat\w*(?! words)|(?<!non-)(?<!non)\brepetit\w*|\bredundan\w*"
-                       r"|\bover and over\b"
+                       r"|\bover and over\b|\bgo(?:es|ing)? (?:a?round )?in circles\b"
                        r"|\brehash\w*|\breiterat\w*|\brestat\w*|\bsame (?:point|thing|idea)s?\b"
                        r"|\bsay\w* (?:it|things|everything|anything|something) (?:twice|again|more than once)\b"
                        r"|\b(?:echo|mention|say|state|stress)\w* (?:\w+ ){0,3}(?:several|many|multiple) times\b"),
-    ("repetition", -1, r"\bnon-?repetitive\b|\bsay\w* (?:each|every) (?:thing|point) once\b"),
+    ("repetition", -1, r"\bnon-?repetitive\b|\b(?:say|make|state|mention)\w* (?:each|every) (?:thing|point) (?:just |only )?"
+                       r"once\b"),
     ("lexical_variety", +1, r"\b(?:rich\w*|broad\w*|wide\w*|divers\w*|varied|various|extensive|expansive|colou?rful|"
-                            r"large\w*|big\w*|fancy|sophisticated|unusual)(?: \w+)? (?:vocabular\w*|word choice|"
-                            r"lexicon|diction)\b|\bvar(?:y|ied|ying)\w*(?: \w+)? (?:words?|wording|word choice|"
+                            r"large\w*|big\w*|fancy|sophisticated|unusual)(?:[- ]\w+)? (?:vocabular\w*|word choice|"
+                            r"lexicon|diction)\b|\b(?:big|fancy|long|obscure|rare|ten-dollar|highfalutin|"
+                            r"sophisticated|unusual)(?:,? \w+)? (?:words|terms)\b|\bvar(?:y|ied|ying)\w*(?: \w+)? (?:words?|wording|word choice|"
                             r"vocabular\w*|language|diction)\b|\bword variety\b|\blexical (?:variety|diversity|"
                             r"richness)\b|\bmix\w* up (?:your |the )?(?:words?|wording|word choice)\b"
                             r"|\bvocabular\w* (?:\w+ )?(?:rich|varied|broad|wide|diverse|large|big)\b"),
     ("lexical_variety", -1, r"\b(?:small\w*|narrow\w*|limited|basic|repetitive|poor)(?: \w+)? (?:vocabular\w*|word "
                             r"choice|lexicon|diction)\b|\bsame (?:few |plain |old )?words\b"
                             r"|\b(?:reus|recycl)\w* (?:the same )?words\b|\brepeat\w* words\b"
-                            r"|\bvocabular\w* (?:\w+ )?(?:simple|small|basic|limited|plain|narrow)\b"),
+                            r"|\b(?:vocabular\w*|wording|words|language) (?:\w+ )?(?:simple|small|basic|limited|plain|narrow)\b"
+                            r"|\b(?:simple|simpler|plain|plainer|everyday|common|basic|easy|short)(?:,? \w+)? "
+                            r"(?:words|wording|language|vocabular\w*|terms)\b|\bplain english\b"),
     ("ai_prose", +1, r"\b(?:ai|a\.i\.|chatbot|chat ?gpt|gpt|llm|machine|robot|bot|assistant)[- ]?(?:sounding|like|"
                      r"generated|written|made|ish|isms?|style[ds]?|flavou?red|speak|prose|writing|tics?|slop|"
-                     r"clich\w*|buzzwords?|phrases?|wording|voice|tone)\b"
-                     r"|\b(?:like|as if|as though) (?:an? |the )?(?:ai|chatbot|machine|robot|bot|chat ?gpt|gpt|llm)\b"
+                     r"clich\w*|buzzwords?|phrases?|phrasing|wording|voice|tone)\b"
+                     r"|\b(?:like|as if|as though|by|from) (?:an? |the )?(?:ai|chatbot|machine|robot|bot|chat ?gpt|gpt|llm)\b"
+                     r"|\b(?:corporate|marketing|business)[- ](?:speak|jargon|language|copy|tone)\b"
                      r"|\bclich\w*|\bstock (?:phrases?|words?|expressions?|prose|language|lines?)\b|\bpurple prose\b"
                      r"|\bslop\b|\bboilerplate\b|\bbuzzwords?\b|\bdelve\b|\btapestry\b|\bformulaic\b|\brobotic\b"
                      r"|\b(?:canned|generic|overwrought|flowery) (?:prose|phrases?|language|writing|wording)\b"
@@ -81,13 +86,15 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\bexcuses\b|\bsay\w* no\b"),
     ("nonanswer", -1, r"\bcompl(?:y|ies|ied|iance|iant)\b|\bdo (?:exactly |just )?what i (?:ask|asked|say|said)\b"
                       r"|\b(?:just|simply) (?:answer|do (?:it|the task)|write it)\b"
+                      r"|\b(?:do|write|give me|answer) (?:exactly |just )?what i (?:ask\w*|say|said|want\w*|"
+                      r"request\w*)\b"
                       r"|\banswer the question(?: i asked)?\b|\banswer what i (?:ask|asked)\b|\bstraight answers?\b"),
     ("other_language", +1, r"\b(?:different|other|another|foreign) language\b|\blanguage other than\b"
-                           r"|\bswitch\w* (?:to )?(?:english|languages?)\b"
+                           r"|\bswitch\w* (?:to )?(?:english|languages?)\b|\b(?:in|into) english\b"
                            r"|\blanguage (?:that )?i (?:didn't|did not|don't|do not) (?:use|write|speak|ask)\w*"),
     ("other_language", -1, r"\b(?:same|my|your) language\b|\bmy own language\b|\blanguage (?:as|of) (?:my|the) "
                            r"(?:question|prompt|request|message)\b|\bmatch\w* my language\b|\blanguage i (?:wrote|"
-                           r"write|used|use|asked|speak|typed)\b|\bwhatever language\b|\breply in kind\b"),
+                           r"write|used|use|asked|speak|typed)\b|\bin whatever language\b|\breply in kind\b"),
 ]  # fmt: skip
 CUES = [(prop, sign, re.compile(pattern)) for prop, sign, pattern in _CUES]
 
@@ -95,24 +102,35 @@ CUES = [(prop, sign, re.compile(pattern)) for prop, sign, pattern in _CUES]
 NOT_OURS = re.compile(r"\bdisclaimer|\bas an ai\b|\bbeing an ai\b|\byou(?:'re| are) an ai\b|\bsentences?\b"
                       r"|\bparagraphs?\b|\bbullet|\bconversational\b")  # fmt: skip
 NEGATOR = re.compile(
-    r"\b(?:no|not|never|nothing|none|nobody|no one|without|avoid\w*|skip\w*|stop\w*|cut\w*|drop\w*|less|fewer|hate\w*|"
-    r"dislike\w*|detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare me|free of|minus|ditch\w*|lose the|"
+    r"\b(?:no|not|never|nothing|none|nobody|no one|without|avoid\w*|skip\w*|stop\w*|quit\w*|cut\w*|drop\w*|less|fewer|"
+    r"hat(?:e|es|ed|ing)|dislike\w*|detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare me|free of|minus|ditch\w*|lose the|"
     r"enough with|away with|instead of|rather than|don't|do not|doesn't|does not|shouldn't|should not|won't|isn't|"
     r"aren't|refrain from|steer clear of|limit\w*|minimi[sz]\w*|reduce\w*|tone down|go easy on|ban|no more|zero|"
     r"against|tired of|sick of|allergic to|anything but|without any|hold\w* back on|minimal|minimum|hardly any|"
-    r"barely any|(?<!a )little)\b"
+    r"barely any|(?<!a )little|could do without|had enough of|(?:i'm|i am) (?:so )?over|count me out|"
+    r"pass on|done with|fed up with)\b"
 )  # fmt: skip
 COMPLAINT = re.compile(
     r"\b(?:put\w* me off|turn\w* me off|annoy\w*|bother\w*|irritat\w*|(?:is|are) (?:a )?no[- ]go|(?:is|are) not "
     r"(?:welcome|wanted|needed|ok|okay|for me)|drive\w* me (?:crazy|nuts|mad)|get\w* old|(?:is|are) (?:tiresome|"
     r"grating|unbearable|a turn-off|the worst|overrated)|make\w* me (?:cringe|stop reading)|irk\w*|(?:can|has to|"
-    r"have to|must|needs? to) go|wear\w* thin|ruin\w*|no thanks|not my thing)\b"
+    r"have to|must|needs? to) go|wear\w* thin|ruin\w*|no thanks|not my thing|deal[- ]?breakers?|useless|"
+    r"pointless|worthless|bor(?:e|es|ed|ing)|pet peeves?|get\w* on my nerves|grate\w* on me|make\w* me roll my eyes|"
+    r"(?:is|are) a (?:hard )?pass)\b"
 )  # fmt: skip
 # phrases with a negator that ask for more of what follows
 MORE_IDIOM = re.compile(r"\bspare no\b|\bdon't hold back(?: on)?\b|\bdo not hold back(?: on)?\b|\bcan't get enough of\b"
                         r"|\bno shortage of\b|\bdon't skimp(?: on)?\b|\bdo not skimp(?: on)?\b|\bdon't mind\b"
                         r"|\bdo not mind\b|\bnothing wrong with\b|\bnever too\b|\bcan't be too\b|\bcannot be too\b"
-                        r"|\bno such thing as too\b|\bnot afraid of\b")  # fmt: skip
+                        r"|\bno such thing as too\b|\bnot afraid of\b|\bnothing (?:beats|like|better than|tops)\b"
+                        r"|\bcan't go wrong with\b|\bno substitute for\b|\bcan't beat\b")  # fmt: skip
+# a clause that is a complaint alone, about the clause before it ("Emoji? Hard pass.", "Dialogue: a pet peeve of
+# mine.")
+VERDICT = re.compile(r"(?:(?:it's|it is|that's|that is|they're|they are|a|an|my|the|just|total|big|real|such|so)\s+)*"
+                     r"(?:hard pass|pass|no thanks|no thank you|not for me|nope|no way|please no|pet peeves?(?: of mine)?|"
+                     r"turn[- ]?offs?(?: for me)?|deal[- ]?breakers?(?: for me)?|not my thing|no[- ]go(?: for me)?|"
+                     r"(?:i|we) hate (?:it|that|them)|ugh|yuck|eww?)\W*")
+
 TOO = re.compile(r"\btoo(?: much| many)?\s*$")  # "too long", "not too long": less, whatever negates it
 OUT = re.compile(r"\s+out\b")  # "leave the dialogue out", "keep jargon out": less, as "too" is
 CLAUSE = re.compile(r"[.;!?:]+|,?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)")
@@ -154,16 +172,53 @@ def read_cues(text: str) -> CueReading | None:
     """The property and direction a sentence's words ask for, or None when it names none of the cues' properties
     or its cues disagree."""
     found: set[tuple[str, int]] = set()
+    last: set[tuple[str, int]] = set()  # the previous clause's readings: a verdict clause after it turns them
     for clause in CLAUSE.split(_normal(text)):
         if NOT_OURS.search(clause):
+            last = set()
             continue
         matches = [(m.start(), m.end(), prop, sign) for prop, sign, pattern in CUES for m in pattern.finditer(clause)]
+        if not matches and last and VERDICT.fullmatch(clause.strip(" ,")):  # "Emoji? Hard pass."
+            found -= last
+            found |= {(prop, -sign) for prop, sign in last}
+            last = set()
+            continue
         spans = [(a, b) for a, b, _, _ in matches]
+        last = set()
         for a, b, prop, sign in matches:
             if any(a2 <= a and b <= b2 and (a2, b2) != (a, b) for a2, b2 in spans):
                 continue  # inside a longer cue
-            found.add((prop, _sign_in_clause(clause, a, b, sign, spans)))
+            last.add((prop, _sign_in_clause(clause, a, b, sign, spans)))
+        found |= last
     if len(found) != 1:
         return None
     prop, sign = found.pop()
     return CueReading(prop, sign)
+
+
+# words that say how much rather than whether: "minimal replies" is a length, "less emoji" the readers know
+AMOUNT = re.compile(r"\b(?:minimal|minimum|little|less|fewer|limit\w*|reduc\w*|minimi[sz]\w*|zero|hardly|barely|"
+                    r"no more|more|most|least)\b")
+
+
+def framed_core(text: str) -> str | None:
+    """Where a one-clause wish frames what it names as unwanted ("I could do without emoji.", "Emoji? Hard pass.",
+    "I can't stand short answers."): the clause with the framing words taken out ("i could do emoji", "emoji", "i
+    short answers"), which the learned readers read as the thing itself; None where the framing is not negative (an
+    even number of turns), a "too" decides, or the sentence has more than one clause with words of its own. The
+    readers hear nouns better than the words that turn them round (CompositionalHeads reads the core and turns it)."""
+    clauses = [c.strip(" ,") for c in CLAUSE.split(_normal(text)) if c.strip(" ,")]
+    verdicts = [c for c in clauses if VERDICT.fullmatch(c)]
+    content = [c for c in clauses if not VERDICT.fullmatch(c)]
+    if len(content) != 1 or len(verdicts) > 1:
+        return None
+    clause = content[0]
+    if re.search(r"\btoo\b", clause) or AMOUNT.search(clause):
+        return None
+    kept = MORE_IDIOM.sub(" ", clause)  # "spare no", "nothing beats": no turn, and not the thing itself
+    turns = len(NEGATOR.findall(kept)) + len(COMPLAINT.findall(kept)) + len(verdicts)
+    if turns % 2 == 0:
+        return None
+    core = COMPLAINT.sub(" ", NEGATOR.sub(" ", kept))
+    core = re.sub(r"\s+", " ", core).strip(" ,")
+    return core if re.search(r"\w", core) else None

@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from crm_core.compositional.cues import framed_core, read_cues
 from crm_core.compositional.heads import (
     CRITERIA_LAYERS,
     QUALITY_LAYERS,
@@ -128,6 +129,22 @@ class CriteriaReading:
         return {"weights": dict(self.weights), "ignored": self.ignored,
                 "unsure": [{"sentence": s, "read": dict(read)} for s, read in self.unsure],
                 "declining_wins": self.declining_wins}  # fmt: skip
+
+
+def turned(whole: np.ndarray, core: np.ndarray, mode: float) -> np.ndarray:
+    """A negatively framed wish's weights (`whole`: the sentence as read) from its core's reading (`core`: the thing
+    it names, read alone; cues.framed_core): mode 1 turns the strongest property's sign where the sentence was read
+    as the thing itself (same property, same sign as the core); mode 2 takes the core's reading, turned. Unchanged
+    where the core reads as nothing."""
+    if not np.any(core):
+        return whole
+    if mode >= 2:
+        return -core
+    k = int(np.argmax(np.abs(core)))
+    out = whole.copy()
+    if int(np.argmax(np.abs(whole))) == k and np.sign(whole[k]) == np.sign(core[k]):
+        out[k] = -out[k]
+    return out
 
 
 def criteria_encoder(encoder: TextEncoder, params: dict[str, np.ndarray]) -> TextEncoder:
@@ -323,6 +340,18 @@ class CompositionalScorer:
         return CriteriaReading(side.explain(), ignored, unsure, len(self.heads.spread), welcomes)
 
     def _side(self, texts: list[str], soft: bool = False) -> CriteriaSide:
+        side = self._read(texts, soft)
+        if self.serving.framing_reader <= 0 or self.heads.memory is None:
+            return side
+        for text in texts:  # a wish that frames its thing as unwanted: read the thing, then turn it
+            core = framed_core(text)
+            if core is not None and not (self.serving.cue_reader > 0 and read_cues(text)):  # lists read their own
+                whole = self._read([text], soft).weights
+                thing = self._read([f"I like {core}."], soft).weights  # the thing, as a liking the readers know
+                side.weights += turned(whole, thing, self.serving.framing_reader) - whole
+        return side
+
+    def _read(self, texts: list[str], soft: bool = False) -> CriteriaSide:
         members = len(self.heads.members)
         vecs = np.stack([self._criteria_cache(t) for t in texts]) if texts else np.zeros((0, members, 384), np.float32)
         sentences = np.stack([self._sentence_cache(t) for t in texts]) if texts and self.heads.memory else None

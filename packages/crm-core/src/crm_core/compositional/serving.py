@@ -85,6 +85,11 @@ class ServingConfig:
                            "read nothing or are unsure; 2, also where they read a sure property outside the cue's "
                            "family, or the cue's the other way; 0: off (chosen with memory_magnitude_floor; "
                            "training/promote.py)")  # fmt: skip
+    framing_reader: float = _f(2.0, "a one-clause wish that frames what it names as unwanted (\"I could do without "
+                               "emoji.\", cues.framed_core) and that the word lists do not read is read as a liking of "
+                               "the thing (\"I like i emoji.\") and turned: 1, only the strongest property's sign, "
+                               "where the sentence read as the thing itself; 2, the whole reading (0: off; chosen on "
+                               "development banks: training/promote.py, docs/experiments.md)")  # fmt: skip
     consensus_scale: float = _f(0.5, "on a bench without the reference panel's answers, the quality term compares each "
                                 "answer with the bench's other answers to its query (a leave-one-out consensus), this "
                                 "times the reference weights (0: no comparison there; "

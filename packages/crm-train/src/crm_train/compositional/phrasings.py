@@ -46,10 +46,12 @@ DEVELOPMENT_NOUNS, DEVELOPMENT_GENERAL = _nouns(_DEVELOPMENT["nouns"]), _DEVELOP
 DEVELOPMENT_LIKE, DEVELOPMENT_DISLIKE = _DEVELOPMENT["like"], _DEVELOPMENT["dislike"]
 SECOND_DEVELOPMENT_NOUNS = _nouns(_DEVELOPMENT["second_nouns"])
 SECOND_DEVELOPMENT_LIKE, SECOND_DEVELOPMENT_DISLIKE = _DEVELOPMENT["second_like"], _DEVELOPMENT["second_dislike"]
+THIRD_DEVELOPMENT_LIKE, THIRD_DEVELOPMENT_DISLIKE = _DEVELOPMENT["third_like"], _DEVELOPMENT["third_dislike"]
 UNIT_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["unit_sentences"])
 NEGATION_DEVELOPMENT_SENTENCES = {prop: (lists.get("more", []), lists.get("less", []))
                                   for prop, lists in _DEVELOPMENT["negation_sentences"].items()}  # fmt: skip
 WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences"])
+SECOND_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_2"])
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,12 @@ def second_development_bank() -> list[Phrasing]:
     return _bank(SECOND_DEVELOPMENT_NOUNS, SECOND_DEVELOPMENT_LIKE, SECOND_DEVELOPMENT_DISLIKE)
 
 
+def third_development_bank() -> list[Phrasing]:
+    """The development nouns under a third set of templates (turns such as "I could do without {n}." and "Nothing
+    beats {n}."): the word lists' negators and complaints were widened on it."""
+    return _bank(DEVELOPMENT_NOUNS, THIRD_DEVELOPMENT_LIKE, THIRD_DEVELOPMENT_DISLIKE)
+
+
 def _sentences(table: Nouns) -> list[Phrasing]:
     return [Phrasing(t, prop, sign) for prop, lists in table.items()
             for sign, texts in zip((1, -1), lists, strict=True) for t in texts]  # fmt: skip
@@ -158,6 +166,12 @@ def wish_development_sentences() -> list[Phrasing]:
     """Whole sentences as visitors type wishes about the six properties of 2025, both ways: the word lists' own
     development set (crm_core.compositional.cues)."""
     return _sentences(WISH_DEVELOPMENT_SENTENCES)
+
+
+def second_wish_development_sentences() -> list[Phrasing]:
+    """A second set of such wishes in other words (dislike verbs, complaints, plain words): the word lists' VERSION 2
+    was widened on it."""
+    return _sentences(SECOND_WISH_DEVELOPMENT_SENTENCES)
 
 
 def negation_development_sentences() -> list[Phrasing]:
