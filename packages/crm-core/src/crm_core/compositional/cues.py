@@ -43,7 +43,8 @@ _CUES: list[tuple[str, int, str]] = [
                   r"|\bshort(?:er)?\b(?![- ](?:sentences?|paragraphs?|words?|lists?|titles?|stor(?:y|ies))\b)"),
     # the six of 2025
     ("dialogue", +1, r"\bdialog(?:ue)?s?\b|\bconversations?\b|\bbanter\b|\bback[- ]and[- ]forth\b"
-                     r"|\b(?:direct|quoted) speech\b|\bspoken (?:lines?|exchanges?|words)\b|\btalking\b(?! (?:down|about|to me)\b)"
+                     r"|\b(?:direct|quoted) speech\b|\bspoken (?:lines?|exchanges?|words)\b"
+                     r"|\btalking\b(?! (?:down|about|to me)\b)"
                      r"|\b(?:characters?|people|persons?|they)(?: \w+){0,2} (?:talk|speak|chat|convers)\w*"),
     ("dialogue", -1, r"\bnarration\b"),
     ("repetition", +1, r"(?<!non-)(?<!non)\brepeat\w*(?! words)|(?<!non-)(?<!non)\brepetit\w*|\bredundan\w*"
@@ -51,25 +52,28 @@ _CUES: list[tuple[str, int, str]] = [
                        r"|\brehash\w*|\breiterat\w*|\brestat\w*|\bsame (?:point|thing|idea)s?\b"
                        r"|\bsay\w* (?:it|things|everything|anything|something) (?:twice|again|more than once)\b"
                        r"|\b(?:echo|mention|say|state|stress)\w* (?:\w+ ){0,3}(?:several|many|multiple) times\b"),
-    ("repetition", -1, r"\bnon-?repetitive\b|\b(?:say|make|state|mention)\w* (?:each|every) (?:thing|point) (?:just |only )?"
-                       r"once\b"),
+    ("repetition", -1, r"\bnon-?repetitive\b"
+                       r"|\b(?:say|make|state|mention)\w* (?:each|every) (?:thing|point) (?:just |only )?once\b"),
     ("lexical_variety", +1, r"\b(?:rich\w*|broad\w*|wide\w*|divers\w*|varied|various|extensive|expansive|colou?rful|"
                             r"large\w*|big\w*|fancy|sophisticated|unusual)(?:[- ]\w+)? (?:vocabular\w*|word choice|"
                             r"lexicon|diction)\b|\b(?:big|fancy|long|obscure|rare|ten-dollar|highfalutin|"
-                            r"sophisticated|unusual)(?:,? \w+)? (?:words|terms)\b|\bvar(?:y|ied|ying)\w*(?: \w+)? (?:words?|wording|word choice|"
+                            r"sophisticated|unusual)(?:,? \w+)? (?:words|terms)\b"
+                            r"|\bvar(?:y|ied|ying)\w*(?: \w+)? (?:words?|wording|word choice|"
                             r"vocabular\w*|language|diction)\b|\bword variety\b|\blexical (?:variety|diversity|"
                             r"richness)\b|\bmix\w* up (?:your |the )?(?:words?|wording|word choice)\b"
                             r"|\bvocabular\w* (?:\w+ )?(?:rich|varied|broad|wide|diverse|large|big)\b"),
     ("lexical_variety", -1, r"\b(?:small\w*|narrow\w*|limited|basic|repetitive|poor)(?: \w+)? (?:vocabular\w*|word "
                             r"choice|lexicon|diction)\b|\bsame (?:few |plain |old )?words\b"
                             r"|\b(?:reus|recycl)\w* (?:the same )?words\b|\brepeat\w* words\b"
-                            r"|\b(?:vocabular\w*|wording|words|language) (?:\w+ )?(?:simple|small|basic|limited|plain|narrow)\b"
+                            r"|\b(?:vocabular\w*|wording|words|language) (?:\w+ )?"
+                            r"(?:simple|small|basic|limited|plain|narrow)\b"
                             r"|\b(?:simple|simpler|plain|plainer|everyday|common|basic|easy|short)(?:,? \w+)? "
                             r"(?:words|wording|language|vocabular\w*|terms)\b|\bplain english\b"),
     ("ai_prose", +1, r"\b(?:ai|a\.i\.|chatbot|chat ?gpt|gpt|llm|machine|robot|bot|assistant)[- ]?(?:sounding|like|"
                      r"generated|written|made|ish|isms?|style[ds]?|flavou?red|speak|prose|writing|tics?|slop|"
                      r"clich\w*|buzzwords?|phrases?|phrasing|wording|voice|tone)\b"
-                     r"|\b(?:like|as if|as though|by|from) (?:an? |the )?(?:ai|chatbot|machine|robot|bot|chat ?gpt|gpt|llm)\b"
+                     r"|\b(?:like|as if|as though|by|from) (?:an? |the )?"
+                     r"(?:ai|chatbot|machine|robot|bot|chat ?gpt|gpt|llm)\b"
                      r"|\b(?:corporate|marketing|business)[- ](?:speak|jargon|language|copy|tone)\b"
                      r"|\bclich\w*|\bstock (?:phrases?|words?|expressions?|prose|language|lines?)\b|\bpurple prose\b"
                      r"|\bslop\b|\bboilerplate\b|\bbuzzwords?\b|\bdelve\b|\btapestry\b|\bformulaic\b|\brobotic\b"
@@ -103,7 +107,8 @@ NOT_OURS = re.compile(r"\bdisclaimer|\bas an ai\b|\bbeing an ai\b|\byou(?:'re| a
                       r"|\bparagraphs?\b|\bbullet|\bconversational\b")  # fmt: skip
 NEGATOR = re.compile(
     r"\b(?:no|not|never|nothing|none|nobody|no one|without|avoid\w*|skip\w*|stop\w*|quit\w*|cut\w*|drop\w*|less|fewer|"
-    r"hat(?:e|es|ed|ing)|dislike\w*|detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare me|free of|minus|ditch\w*|lose the|"
+    r"hat(?:e|es|ed|ing)|dislike\w*|detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare me|free of|"
+    r"minus|ditch\w*|lose the|"
     r"enough with|away with|instead of|rather than|don't|do not|doesn't|does not|shouldn't|should not|won't|isn't|"
     r"aren't|refrain from|steer clear of|limit\w*|minimi[sz]\w*|reduce\w*|tone down|go easy on|ban|no more|zero|"
     r"against|tired of|sick of|allergic to|anything but|without any|hold\w* back on|minimal|minimum|hardly any|"
@@ -126,10 +131,12 @@ MORE_IDIOM = re.compile(r"\bspare no\b|\bdon't hold back(?: on)?\b|\bdo not hold
                         r"|\bcan't go wrong with\b|\bno substitute for\b|\bcan't beat\b")  # fmt: skip
 # a clause that is a complaint alone, about the clause before it ("Emoji? Hard pass.", "Dialogue: a pet peeve of
 # mine.")
-VERDICT = re.compile(r"(?:(?:it's|it is|that's|that is|they're|they are|a|an|my|the|just|total|big|real|such|so)\s+)*"
-                     r"(?:hard pass|pass|no thanks|no thank you|not for me|nope|no way|please no|pet peeves?(?: of mine)?|"
-                     r"turn[- ]?offs?(?: for me)?|deal[- ]?breakers?(?: for me)?|not my thing|no[- ]go(?: for me)?|"
-                     r"(?:i|we) hate (?:it|that|them)|ugh|yuck|eww?)\W*")
+VERDICT = re.compile(
+    r"(?:(?:it's|it is|that's|that is|they're|they are|a|an|my|the|just|total|big|real|such|so)\s+)*"
+    r"(?:hard pass|pass|no thanks|no thank you|not for me|nope|no way|please no|pet peeves?(?: of mine)?|"
+    r"turn[- ]?offs?(?: for me)?|deal[- ]?breakers?(?: for me)?|not my thing|no[- ]go(?: for me)?|"
+    r"(?:i|we) hate (?:it|that|them)|ugh|yuck|eww?)\W*"
+)  # fmt: skip
 
 TOO = re.compile(r"\btoo(?: much| many)?\s*$")  # "too long", "not too long": less, whatever negates it
 OUT = re.compile(r"\s+out\b")  # "leave the dialogue out", "keep jargon out": less, as "too" is
@@ -197,8 +204,10 @@ def read_cues(text: str) -> CueReading | None:
 
 
 # words that say how much rather than whether: "minimal replies" is a length, "less emoji" the readers know
-AMOUNT = re.compile(r"\b(?:minimal|minimum|little|less|fewer|limit\w*|reduc\w*|minimi[sz]\w*|zero|hardly|barely|"
-                    r"no more|more|most|least)\b")
+AMOUNT = re.compile(
+    r"\b(?:minimal|minimum|little|less|fewer|limit\w*|reduc\w*|minimi[sz]\w*|zero|hardly|barely|"
+    r"no more|more|most|least)\b"
+)
 
 
 def framed_core(text: str) -> str | None:
