@@ -101,10 +101,10 @@ def report_card_table(r: dict | None = None) -> str:
 
 
 PREVIOUS = (
-    "Previous stop: the folder shipped at the stop before this one, which read wishes by the readers and the "
-    "phrasing memory alone (now also by their words: crm_core/compositional/cues.py, negation and idiom included) "
-    "and weighed a wish about dialogue or repetition as little as the fit had learnt (now at least 1, before soft "
-    "strength), a soft wish at 0.6 x the readers' weight (now 0.8), run by this stop's code."
+    'Previous stop: the folder shipped at the stop before this one, which read a wish framed as unwanted ("I could '
+    'do without emoji.", "Tables? Hard pass.") as the readers heard it (now as the thing it names, turned: '
+    "crm.json framing_reader), run by this stop's code, whose word lists also know more turns than that stop's did "
+    "(cues VERSION 2, in both columns; docs/experiments.md gives their effect alone)."
 )
 
 

@@ -79,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--training", action="store_true",
                         help="instead: the training bank's own phrasings read back (its 120 whole sentences, and "
                         "1,500 drawn from the wide bank, seed 0), by the readers alone and as served")  # fmt: skip
+    parser.add_argument("--validation", action="store_true",
+                        help="instead: the validation bank (never trained on, never a choice's data), for reporting "
+                        "a choice once it is made")  # fmt: skip
     args = parser.parse_args(argv)
     scorer = CompositionalScorer(args.model, backend="auto")
     if args.training:
@@ -93,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
              "wishes as typed, second set (the six)": P.second_wish_development_sentences(),
              "third development": P.third_development_bank(),
              "the issue's examples": [P.Phrasing(*example) for example in ISSUE_EXAMPLES]}  # fmt: skip
+    if args.validation:
+        banks = {"validation": P.validation_bank()}
     results: dict = {}
     for name, bank in banks.items():
         counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
