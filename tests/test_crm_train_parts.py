@@ -318,6 +318,8 @@ def test_the_phrasing_banks_share_no_sentence_and_cover_every_steered_property()
     wishes_2 = texts(phrasings.second_wish_development_sentences())
     earlier = train | validation | development | second | units | negation | wishes
     assert len(wishes_2) == 96 and not wishes_2 & earlier
+    third = texts(phrasings.third_development_bank())
+    assert len(third) >= 400 and not third & (earlier | wishes_2)
     by_prop = {p.prop: set() for p in phrasings.development_bank()}
     for p in phrasings.development_bank():
         by_prop[p.prop].add(p.sign)

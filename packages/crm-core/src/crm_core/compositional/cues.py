@@ -11,11 +11,15 @@ please." as quotes (the nearest older property). This reader is a short, documen
   for less, as "too" does;
 - idioms are read as meant: "spare no detail", "don't hold back on", "can't get enough of" ask for more; "too
   long", "not too long" and "nothing too long" all ask for less;
+- a verdict standing alone after its thing turns it ("Emoji? Hard pass.", "Dialogue: a pet peeve of mine.");
 - a sentence whose cues disagree (two properties, or both ways) gets no reading: the learned readers keep it.
 
 It covers the properties whose wishes the readers misread most (development banks, docs/experiments.md): length
 (`words`), the six of 2025, and nothing else. The heads use it where the readers read nothing, are unsure, or read
 a property outside the cue's own family (CompositionalHeads.criteria_side; crm.json `cue_reader`).
+
+The same turns serve every property once more (`framed_core`): a one-clause wish framed as unwanted gives the thing it
+names without its framing, which the scorer reads as a liking and turns round (crm.json `framing_reader`).
 """
 
 from __future__ import annotations
@@ -214,8 +218,9 @@ def framed_core(text: str) -> str | None:
     """Where a one-clause wish frames what it names as unwanted ("I could do without emoji.", "Emoji? Hard pass.",
     "I can't stand short answers."): the clause with the framing words taken out ("i could do emoji", "emoji", "i
     short answers"), which the learned readers read as the thing itself; None where the framing is not negative (an
-    even number of turns), a "too" decides, or the sentence has more than one clause with words of its own. The
-    readers hear nouns better than the words that turn them round (CompositionalHeads reads the core and turns it)."""
+    even number of turns), a "too" or an amount decides, or the sentence has more than one clause with words of its
+    own. The readers hear nouns better than the words that turn them round (CompositionalScorer reads "I like
+    <core>." and turns it: crm.json `framing_reader`)."""
     clauses = [c.strip(" ,") for c in CLAUSE.split(_normal(text)) if c.strip(" ,")]
     verdicts = [c for c in clauses if VERDICT.fullmatch(c)]
     content = [c for c in clauses if not VERDICT.fullmatch(c)]
