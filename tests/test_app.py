@@ -313,7 +313,7 @@ def test_browser_votes_sees_the_weights_move_and_the_link_and_profile_reopen_the
         assert "The votes moved:" in page.locator("#taste-read").inner_text()
         assert "Custom (your votes):" in page.locator("#custom-status").inner_text()
         assert "usl-profile" in page.locator("#profile-out").inner_text()  # offered for download
-        page.locator("#custom-table .wrap.hide").wait_for(state="attached", timeout=10_000)
+        page.locator("#custom-table .wrap.hide").wait_for(state="attached", timeout=60_000)
         board = settled_text(page.locator("#custom-table"))  # the last vote's board, not one still being replaced
         link = page.locator("#share-link textarea").input_value()
         assert link.startswith(compositional_app_url) and "?profile=" in link
@@ -326,7 +326,7 @@ def test_browser_votes_sees_the_weights_move_and_the_link_and_profile_reopen_the
             fresh = browser.new_page(viewport={"width": 1280, "height": 1000})
             open_page(fresh)
             fresh.locator("#taste-read").get_by_text("3 vote(s). The votes moved").wait_for(timeout=60_000)
-            fresh.locator("#custom-table .wrap.hide").wait_for(state="attached", timeout=10_000)  # not "processing"
+            fresh.locator("#custom-table .wrap.hide").wait_for(state="attached", timeout=60_000)  # not "processing"
             assert settled_text(fresh.locator("#custom-table")) == board
             assert "Prefer short answers." in fresh.locator("#criteria textarea").input_value()
             fresh.close()
