@@ -175,6 +175,9 @@ def test_the_app_calls_a_reading_unsure_by_the_memory_as_served_floor_included()
         ("I could do without emoji.", "i emoji"),
         ("Emoji? Hard pass.", "emoji"),  # a verdict clause turns the clause before it
         ("Tables: a pet peeve of mine.", "tables"),
+        ("Tables: a hard pass for me.", "tables"),
+        ("Emoji, hard pass.", "emoji"),  # a verdict after a comma or a dash is a complaint in the clause
+        ("Emoji \u2014 hard pass.", "emoji"),
         ("I can't stand short answers.", "i short answers"),  # the readers then read "short answers" as such
         ("Bullet points put me off.", "bullet points"),
         ("Don't skip the details.", None),  # two turns: not unwanted

@@ -125,7 +125,7 @@ COMPLAINT = re.compile(
     r"grating|unbearable|a turn-off|the worst|overrated)|make\w* me (?:cringe|stop reading)|irk\w*|(?:can|has to|"
     r"have to|must|needs? to) go|wear\w* thin|ruin\w*|no thanks|not my thing|deal[- ]?breakers?|useless|"
     r"pointless|worthless|bor(?:e|es|ed|ing)|pet peeves?|get\w* on my nerves|grate\w* on me|make\w* me roll my eyes|"
-    r"(?:is|are) a (?:hard )?pass)\b"
+    r"(?:(?:is|are) a )?hard pass|(?:is|are) a pass)\b"
 )  # fmt: skip
 # phrases with a negator that ask for more of what follows
 MORE_IDIOM = re.compile(r"\bspare no\b|\bdon't hold back(?: on)?\b|\bdo not hold back(?: on)?\b|\bcan't get enough of\b"
@@ -139,7 +139,7 @@ VERDICT = re.compile(
     r"(?:(?:it's|it is|that's|that is|they're|they are|a|an|my|the|just|total|big|real|such|so)\s+)*"
     r"(?:hard pass|pass|no thanks|no thank you|not for me|nope|no way|please no|pet peeves?(?: of mine)?|"
     r"turn[- ]?offs?(?: for me)?|deal[- ]?breakers?(?: for me)?|not my thing|no[- ]go(?: for me)?|"
-    r"(?:i|we) hate (?:it|that|them)|ugh|yuck|eww?)\W*"
+    r"(?:i|we) hate (?:it|that|them)|ugh|yuck|eww?)(?:\s+(?:for|of) (?:me|mine))?\W*"
 )  # fmt: skip
 
 TOO = re.compile(r"\btoo(?: much| many)?\s*$")  # "too long", "not too long": less, whatever negates it
@@ -234,5 +234,5 @@ def framed_core(text: str) -> str | None:
     if turns % 2 == 0:
         return None
     core = COMPLAINT.sub(" ", NEGATOR.sub(" ", kept))
-    core = re.sub(r"\s+", " ", core).strip(" ,")
+    core = re.sub(r"\s+", " ", core).strip(" ,-\u2013\u2014")
     return core if re.search(r"\w", core) else None

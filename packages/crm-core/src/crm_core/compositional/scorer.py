@@ -340,16 +340,25 @@ class CompositionalScorer:
         return CriteriaReading(side.explain(), ignored, unsure, len(self.heads.spread), welcomes)
 
     def _side(self, texts: list[str], soft: bool = False) -> CriteriaSide:
-        side = self._read(texts, soft)
-        if self.serving.framing_reader <= 0 or self.heads.memory is None:
-            return side
-        for text in texts:  # a wish that frames its thing as unwanted: read the thing, then turn it
-            core = framed_core(text)
-            if core is not None and not (self.serving.cue_reader > 0 and read_cues(text)):  # lists read their own
-                whole = self._read([text], soft).weights
+        """The sentences' side; one that frames its thing as unwanted is read as the thing, turned (`turned`)."""
+        framed = {t: self._framed(t) for t in texts}
+        side = self._read([t for t in texts if framed[t] is None], soft)
+        for text, core in framed.items():
+            if core is not None:
+                whole = self._read([text], soft)
                 thing = self._read([f"I like {core}."], soft).weights  # the thing, as a liking the readers know
-                side.weights += turned(whole, thing, self.serving.framing_reader) - whole
+                side = CriteriaSide(side.weights + turned(whole.weights, thing, self.serving.framing_reader),
+                                    side.voice + whole.voice)  # fmt: skip
         return side
+
+    def _framed(self, text: str) -> str | None:
+        """The thing a wish frames as unwanted (cues.framed_core), where the framing reader is served and the word
+        lists, which read their own turns, give the sentence no reading; else None."""
+        if self.serving.framing_reader <= 0 or self.heads.memory is None:
+            return None
+        if self.serving.cue_reader > 0 and read_cues(text) is not None:
+            return None
+        return framed_core(text)
 
     def _read(self, texts: list[str], soft: bool = False) -> CriteriaSide:
         members = len(self.heads.members)
