@@ -320,6 +320,9 @@ def test_the_phrasing_banks_share_no_sentence_and_cover_every_steered_property()
     assert len(wishes_2) == 96 and not wishes_2 & earlier
     third = texts(phrasings.third_development_bank())
     assert len(third) >= 400 and not third & (earlier | wishes_2)
+    fourth, fifth = texts(phrasings.fourth_development_bank()), texts(phrasings.fifth_development_bank())
+    assert len(fourth) >= 1000 and not fourth & (earlier | wishes_2 | third)
+    assert len(fifth) >= 1000 and not fifth & (earlier | wishes_2 | third | fourth)
     by_prop = {p.prop: set() for p in phrasings.development_bank()}
     for p in phrasings.development_bank():
         by_prop[p.prop].add(p.sign)

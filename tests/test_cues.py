@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from crm_core.compositional.cues import CueReading, family, framed_core, read_cues
+from crm_core.compositional.cues import CueReading, family, framed_core, liked_core, read_cues
 from crm_core.properties import NAMES
 
 K = len(NAMES)
@@ -56,6 +56,18 @@ K = len(NAMES)
         ("Corporate-speak is fine with me.", "ai_prose", +1),
         ("Reply in English.", "other_language", +1),  # moves only answers to questions in another language
         ("Please don't answer in English if I didn't ask in English.", "other_language", -1),
+        # VERSION 3: complaints, turns and idioms of everyday English
+        ("Dialogue is unnecessary.", "dialogue", -1),
+        ("Long-winded answers just clutter things up.", "words", -1),
+        ("I loathe repetition.", "repetition", -1),
+        ("The last thing I want is dialogue.", "dialogue", -1),
+        ("Forget the dialogue.", "dialogue", -1),
+        ("Don't forget the dialogue.", "dialogue", +1),  # two turns: "forget" and "don't"
+        ("Why not add some dialogue?", "dialogue", +1),
+        ("Not enough detail.", "words", +1),  # "not enough" asks for more; its "not" turns nothing
+        ("Dialogue never hurt.", "dialogue", +1),
+        ("Stock AI phrases are overkill.", "ai_prose", -1),
+        ("No unnecessary repetition.", "repetition", -1),  # "unnecessary" before the thing only narrows it
     ],
 )
 def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop: str, sign: int):
@@ -193,6 +205,27 @@ def test_a_wish_framed_as_unwanted_gives_the_thing_it_names(sentence: str, core:
     assert framed_core(sentence) == core
 
 
+@pytest.mark.parametrize(
+    ("sentence", "core"),
+    [
+        ("I wouldn't mind emoji.", "i emoji"),
+        ("There's never enough tables.", "there's tables"),
+        ("Answers feel empty without tables.", "answers feel tables"),
+        ("Why not add a table?", "add a table"),
+        ("Tables never hurt.", "tables"),
+        ("I can't do without bullet points.", "i bullet points"),
+        ("I like tables.", None),  # no idiom: the readers' own
+        ("I wouldn't mind fewer emoji.", None),  # an amount decides, which the readers know
+        ("Why not drop the emoji?", None),  # a turn besides the idiom: not a liking
+        ("I wouldn't mind tables. No emoji.", None),  # two clauses
+        ("Never too many tables.", "many tables"),  # "never too" is the idiom: more
+        ("Not too many tables.", None),  # "too" decides: fewer
+    ],
+)
+def test_a_wish_asked_through_a_negating_idiom_gives_the_thing_it_names(sentence: str, core: str | None):
+    assert liked_core(sentence) == core
+
+
 def test_a_framed_wish_is_turned_by_the_reading_of_its_thing():
     from crm_core.compositional.scorer import turned
 
@@ -226,3 +259,24 @@ def test_a_folder_serving_the_framing_reader_reads_an_unwanted_thing_as_its_liki
     liking = scorer.criteria_side(["I like i emoji."]).weights
     assert np.any(liking) and np.allclose(after, -liking) and not np.allclose(after, before)
     assert np.array_equal(scorer.criteria_side(["Use tables."]).weights, plain)
+
+
+def test_a_folder_serving_the_liked_framing_reads_a_negating_idiom_as_a_liking(tmp_path):
+    """Under liked_framing 1, "I wouldn't mind emoji." weighs exactly what "I like i emoji." weighs; at 0 it is read
+    as the readers hear it; an unwanted framing is turned whatever liked_framing says."""
+    from conftest import random_compositional_crm
+    from crm_core.compositional.memory import GENERAL, PhrasingMemory, quantize
+    from crm_core.compositional.scorer import CompositionalScorer
+
+    folder = random_compositional_crm(tmp_path / "c")
+    general = quantize(np.eye(12, 384, dtype=np.float32))
+    PhrasingMemory(general, np.full(12, GENERAL, np.int16), np.full((K, 2), 1.5, np.float32)).save(folder)
+    scorer = CompositionalScorer(folder)
+    scorer.serving = replace(scorer.serving, liked_framing=0.0)
+    before = scorer.criteria_side(["I wouldn't mind emoji."]).weights
+    unwanted = scorer.criteria_side(["I could do without emoji."]).weights
+    scorer.serving = replace(scorer.serving, liked_framing=1.0)
+    after = scorer.criteria_side(["I wouldn't mind emoji."]).weights
+    liking = scorer.criteria_side(["I like i emoji."]).weights
+    assert np.any(liking) and np.allclose(after, liking) and not np.allclose(after, before)
+    assert np.array_equal(scorer.criteria_side(["I could do without emoji."]).weights, unwanted)

@@ -47,6 +47,8 @@ READING_BANKS = [
     "wishes as typed (the six)",
     "wishes as typed, second set (the six)",
     "third development",
+    "fourth development",
+    "fifth development",
 ]
 
 

@@ -50,7 +50,9 @@ def main(argv: list[str] | None = None) -> int:
              "negation and idiom": P.negation_development_sentences(),
              "wishes as typed (the six)": P.wish_development_sentences(),
              "wishes as typed, second set (the six)": P.second_wish_development_sentences(),
-             "third development": P.third_development_bank()}  # fmt: skip
+             "third development": P.third_development_bank(),
+             "fourth development": P.fourth_development_bank(),
+             "fifth development": P.fifth_development_bank()}  # fmt: skip
     train = [g for g in S.answer_groups(args.shared) if S.split(g[0]) == "train"]
     train = [train[i] for i in np.random.default_rng(0).choice(len(train), min(args.groups, len(train)), replace=False)]
     groups = make_groups(train, judge.features)

@@ -95,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
              "wishes as typed (the six)": P.wish_development_sentences(),
              "wishes as typed, second set (the six)": P.second_wish_development_sentences(),
              "third development": P.third_development_bank(),
+             "fourth development": P.fourth_development_bank(),
+             "fifth development": P.fifth_development_bank(),
              "the issue's examples": [P.Phrasing(*example) for example in ISSUE_EXAMPLES]}  # fmt: skip
     if args.validation:
         banks = {"validation": P.validation_bank()}

@@ -19,7 +19,9 @@ It covers the properties whose wishes the readers misread most (development bank
 a property outside the cue's own family (CompositionalHeads.criteria_side; crm.json `cue_reader`).
 
 The same turns serve every property once more (`framed_core`): a one-clause wish framed as unwanted gives the thing it
-names without its framing, which the scorer reads as a liking and turns round (crm.json `framing_reader`).
+names without its framing, which the scorer reads as a liking and turns round (crm.json `framing_reader`); one that
+asks for its thing through an idiom with a negator in it ("I wouldn't mind tables.") gives the thing without the
+idiom, read as a liking as it stands (`liked_core`, crm.json `liked_framing`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-VERSION = "2"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "3"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -117,7 +119,10 @@ NEGATOR = re.compile(
     r"aren't|refrain from|steer clear of|limit\w*|minimi[sz]\w*|reduce\w*|tone down|go easy on|ban|no more|zero|"
     r"against|tired of|sick of|allergic to|anything but|without any|hold\w* back on|minimal|minimum|hardly any|"
     r"barely any|(?<!a )little|could do without|had enough of|(?:i'm|i am) (?:so )?over|count me out|"
-    r"pass on|done with|fed up with)\b"
+    r"pass on|done with|fed up with|forget\w*|omit\w*|exclud\w*|eliminat\w*|remov\w*|get rid of|do away with|"
+    r"can't bear|cannot bear|can't take|cannot take|can't handle|loath\w*|despis\w*|abhor\w*|unhappy|"
+    r"the last thing (?:i|we) (?:want|need)|who (?:needs|wants|asked for)|put off by|turned off by|"
+    r"couldn't care less (?:about|for))\b"
 )  # fmt: skip
 COMPLAINT = re.compile(
     r"\b(?:put\w* me off|turn\w* me off|annoy\w*|bother\w*|irritat\w*|(?:is|are) (?:a )?no[- ]go|(?:is|are) not "
@@ -125,14 +130,25 @@ COMPLAINT = re.compile(
     r"grating|unbearable|a turn-off|the worst|overrated)|make\w* me (?:cringe|stop reading)|irk\w*|(?:can|has to|"
     r"have to|must|needs? to) go|wear\w* thin|ruin\w*|no thanks|not my thing|deal[- ]?breakers?|useless|"
     r"pointless|worthless|bor(?:e|es|ed|ing)|pet peeves?|get\w* on my nerves|grate\w* on me|make\w* me roll my eyes|"
-    r"(?:(?:is|are) a )?hard pass|(?:is|are) a pass)\b"
+    r"(?:(?:is|are) a )?hard pass|(?:is|are) a pass|unnecessary|needless|superfluous|overkill|excessive|tedious|"
+    r"cheesy|tacky|gimmicky|corny|cring\w*|childish|unprofessional|off-?putting|distract\w*|clutter\w*|"
+    r"get\w* in the way|waste of (?:space|time|words|my time)|noise|unwanted|unwelcome|unhelpful|irrelevant|"
+    r"overdone|overused|obnoxious|gratuitous|over the top|drive\w* me up the wall|bug\w* me|suck|"
+    r"(?:don't|do not|doesn't|does not|never) help\w*|(?:is|are) too much|frustrat\w*)\b"
 )  # fmt: skip
 # phrases with a negator that ask for more of what follows
 MORE_IDIOM = re.compile(r"\bspare no\b|\bdon't hold back(?: on)?\b|\bdo not hold back(?: on)?\b|\bcan't get enough of\b"
                         r"|\bno shortage of\b|\bdon't skimp(?: on)?\b|\bdo not skimp(?: on)?\b|\bdon't mind\b"
                         r"|\bdo not mind\b|\bnothing wrong with\b|\bnever too\b|\bcan't be too\b|\bcannot be too\b"
                         r"|\bno such thing as too\b|\bnot afraid of\b|\bnothing (?:beats|like|better than|tops)\b"
-                        r"|\bcan't go wrong with\b|\bno substitute for\b|\bcan't beat\b")  # fmt: skip
+                        r"|\bcan't go wrong with\b|\bno substitute for\b|\bcan't beat\b"
+                        r"|\bwouldn't mind\b|\bwould not mind\b|\b(?:never|doesn't|does not|don't|do not|won't|can't|"
+                        r"cannot) hurt\b|\bno harm in\b|\bwhy not\b|\b(?:never|not) (?:nearly )?enough\b"
+                        r"|\bcan(?:'t|not| never) have (?:too much|too many|enough)\b|\btoo (?:few|little)\b"
+                        r"|\b(?:can't|cannot|couldn't|could not|wouldn't|would not) (?:do|live|be) without\b"
+                        r"|\b(?:don't|do not|never) forget\b"
+                        r"|\b(?:empty|incomplete|lacking|bare|hollow|poorer|worse|flat|dull|lost|nothing) "
+                        r"without\b")  # fmt: skip
 # a clause that is a complaint alone, about the clause before it ("Emoji? Hard pass.", "Dialogue: a pet peeve of
 # mine.")
 VERDICT = re.compile(
@@ -142,6 +158,8 @@ VERDICT = re.compile(
     r"(?:i|we) hate (?:it|that|them)|ugh|yuck|eww?)(?:\s+(?:for|of) (?:me|mine))?\W*"
 )  # fmt: skip
 
+# words after a complaint that make it frame what follows ("It annoys me when there is dialogue.")
+FRAMES = re.compile(r"\b(?:when|whenever|if|by|with|of|about|is|are|was|were|that|how|at)\b")
 TOO = re.compile(r"\btoo(?: much| many)?\s*$")  # "too long", "not too long": less, whatever negates it
 OUT = re.compile(r"\s+out\b")  # "leave the dialogue out", "keep jargon out": less, as "too" is
 CLAUSE = re.compile(r"[.;!?:]+|,?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)")
@@ -167,15 +185,17 @@ def _normal(text: str) -> str:
 
 def _sign_in_clause(clause: str, start: int, end: int, base: int, spans: list[tuple[int, int]]) -> int:
     """The cue's base sign, turned round by each negator before it in its clause (outside every cue's span and
-    outside a more-idiom) and by a complaint after it; "too X" asks for less of X whatever negates it."""
-    before = clause[:start]
-    if TOO.search(before) or OUT.match(clause[end:]):
+    outside a more-idiom), by a complaint after it, and by one before it that frames it ("It bugs me when ...", "I
+    get irritated by ..."; a complaint right before it only narrows it: "boring narration"); "too X" asks for less
+    of X whatever negates it."""
+    before = MORE_IDIOM.sub(lambda m: " " * len(m.group()), clause)[:start]  # "spare no", "not enough": no negator
+    if TOO.search(clause[:start]) or OUT.match(clause[end:]):
         return -1 if base > 0 else base
     for a, b in spans:  # words inside cues do not negate ("a language I didn't write in")
         if a < start:
             before = before[:a] + " " * (min(b, start) - a) + before[min(b, start) :]
-    before = MORE_IDIOM.sub(lambda m: " " * len(m.group()), before)  # "spare no": no negator
-    flips = len(NEGATOR.findall(before)) + len(COMPLAINT.findall(clause[end:]))
+    framing = sum(bool(FRAMES.search(before[m.end() :])) for m in COMPLAINT.finditer(before))
+    flips = len(NEGATOR.findall(before)) + len(COMPLAINT.findall(clause[end:])) + framing
     return base * (-1) ** flips
 
 
@@ -233,6 +253,25 @@ def framed_core(text: str) -> str | None:
     turns = len(NEGATOR.findall(kept)) + len(COMPLAINT.findall(kept)) + len(verdicts)
     if turns % 2 == 0:
         return None
-    core = COMPLAINT.sub(" ", NEGATOR.sub(" ", kept))
+    return _core(kept)
+
+
+def liked_core(text: str) -> str | None:
+    """Where a one-clause wish asks for what it names through an idiom that holds a negator and no other turn ("I
+    wouldn't mind emoji.", "There's never enough detail.", "Answers feel empty without tables.", "Why not add a
+    table?"): the clause without the idiom, which the scorer reads as a liking as it stands (crm.json
+    `liked_framing`); else None. The readers hear the idiom's "not" or "never" as a turn."""
+    clauses = [c.strip(" ,") for c in CLAUSE.split(_normal(text)) if c.strip(" ,")]
+    if len(clauses) != 1 or re.search(r"\btoo\b", MORE_IDIOM.sub(" ", clauses[0])):
+        return None
+    kept = MORE_IDIOM.sub(" ", clauses[0])
+    if kept == clauses[0] or NEGATOR.search(kept) or COMPLAINT.search(kept) or AMOUNT.search(kept):
+        return None
+    return _core(kept)
+
+
+def _core(clause: str) -> str | None:
+    """The clause with its turning words taken out: the thing it names, as the readers would read a liking of it."""
+    core = COMPLAINT.sub(" ", NEGATOR.sub(" ", clause))
     core = re.sub(r"\s+", " ", core).strip(" ,-\u2013\u2014")
     return core if re.search(r"\w", core) else None

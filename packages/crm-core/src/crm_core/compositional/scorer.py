@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from crm_core.compositional.cues import framed_core, read_cues
+from crm_core.compositional.cues import framed_core, liked_core, read_cues
 from crm_core.compositional.heads import (
     CRITERIA_LAYERS,
     QUALITY_LAYERS,
@@ -129,6 +129,12 @@ class CriteriaReading:
         return {"weights": dict(self.weights), "ignored": self.ignored,
                 "unsure": [{"sentence": s, "read": dict(read)} for s, read in self.unsure],
                 "declining_wins": self.declining_wins}  # fmt: skip
+
+
+def liked(whole: np.ndarray, core: np.ndarray) -> np.ndarray:
+    """A wish framed as wanted through a negating idiom (cues.liked_core): its core's reading as it stands (`core`:
+    the thing read as a liking); the sentence as read (`whole`) where the core reads as nothing."""
+    return core if np.any(core) else whole
 
 
 def turned(whole: np.ndarray, core: np.ndarray, mode: float) -> np.ndarray:
@@ -343,22 +349,27 @@ class CompositionalScorer:
         """The sentences' side; one that frames its thing as unwanted is read as the thing, turned (`turned`)."""
         framed = {t: self._framed(t) for t in texts}
         side = self._read([t for t in texts if framed[t] is None], soft)
-        for text, core in framed.items():
-            if core is not None:
+        for text, found in framed.items():
+            if found is not None:
+                core, sign = found
                 whole = self._read([text], soft)
                 thing = self._read([f"I like {core}."], soft).weights  # the thing, as a liking the readers know
-                side = CriteriaSide(side.weights + turned(whole.weights, thing, self.serving.framing_reader),
-                                    side.voice + whole.voice)  # fmt: skip
+                weights = (turned(whole.weights, thing, self.serving.framing_reader) if sign < 0
+                           else liked(whole.weights, thing))  # fmt: skip
+                side = CriteriaSide(side.weights + weights, side.voice + whole.voice)
         return side
 
-    def _framed(self, text: str) -> str | None:
-        """The thing a wish frames as unwanted (cues.framed_core), where the framing reader is served and the word
-        lists, which read their own turns, give the sentence no reading; else None."""
-        if self.serving.framing_reader <= 0 or self.heads.memory is None:
+    def _framed(self, text: str) -> tuple[str, int] | None:
+        """(the thing a wish names, -1) where it frames it as unwanted (cues.framed_core; crm.json framing_reader),
+        (the thing, +1) where it asks for it through a negating idiom (cues.liked_core; liked_framing), where the
+        word lists, which read their own turns, give the sentence no reading; else None."""
+        if self.heads.memory is None or (self.serving.cue_reader > 0 and read_cues(text) is not None):
             return None
-        if self.serving.cue_reader > 0 and read_cues(text) is not None:
-            return None
-        return framed_core(text)
+        unwanted = framed_core(text) if self.serving.framing_reader > 0 else None
+        if unwanted is not None:
+            return unwanted, -1
+        wanted = liked_core(text) if self.serving.liked_framing > 0 else None
+        return (wanted, +1) if wanted is not None else None
 
     def _read(self, texts: list[str], soft: bool = False) -> CriteriaSide:
         members = len(self.heads.members)

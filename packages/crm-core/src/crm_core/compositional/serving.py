@@ -90,6 +90,11 @@ class ServingConfig:
                                "the thing (\"I like i emoji.\") and turned: 1, only the strongest property's sign, "
                                "where the sentence read as the thing itself; 2, the whole reading (0: off; chosen on "
                                "development banks: training/promote.py, docs/experiments.md)")  # fmt: skip
+    liked_framing: float = _f(1.0, "a one-clause wish that asks for what it names through an idiom holding a negator "
+                              "(\"I wouldn't mind emoji.\", \"Answers feel empty without tables.\", "
+                              "cues.liked_core) and that the word lists do not read is read as a liking of the thing "
+                              "(\"I like i emoji.\") as it stands (0: off; chosen on development banks: "
+                              "training/promote.py, docs/experiments.md)")  # fmt: skip
     consensus_scale: float = _f(0.5, "on a bench without the reference panel's answers, the quality term compares each "
                                 "answer with the bench's other answers to its query (a leave-one-out consensus), this "
                                 "times the reference weights (0: no comparison there; "

@@ -47,6 +47,8 @@ DEVELOPMENT_LIKE, DEVELOPMENT_DISLIKE = _DEVELOPMENT["like"], _DEVELOPMENT["disl
 SECOND_DEVELOPMENT_NOUNS = _nouns(_DEVELOPMENT["second_nouns"])
 SECOND_DEVELOPMENT_LIKE, SECOND_DEVELOPMENT_DISLIKE = _DEVELOPMENT["second_like"], _DEVELOPMENT["second_dislike"]
 THIRD_DEVELOPMENT_LIKE, THIRD_DEVELOPMENT_DISLIKE = _DEVELOPMENT["third_like"], _DEVELOPMENT["third_dislike"]
+FOURTH_DEVELOPMENT_LIKE, FOURTH_DEVELOPMENT_DISLIKE = _DEVELOPMENT["fourth_like"], _DEVELOPMENT["fourth_dislike"]
+FIFTH_DEVELOPMENT_LIKE, FIFTH_DEVELOPMENT_DISLIKE = _DEVELOPMENT["fifth_like"], _DEVELOPMENT["fifth_dislike"]
 UNIT_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["unit_sentences"])
 NEGATION_DEVELOPMENT_SENTENCES = {prop: (lists.get("more", []), lists.get("less", []))
                                   for prop, lists in _DEVELOPMENT["negation_sentences"].items()}  # fmt: skip
@@ -150,6 +152,18 @@ def third_development_bank() -> list[Phrasing]:
     """The development nouns under a third set of templates (turns such as "I could do without {n}." and "Nothing
     beats {n}."): the word lists' negators and complaints were widened on it."""
     return _bank(DEVELOPMENT_NOUNS, THIRD_DEVELOPMENT_LIKE, THIRD_DEVELOPMENT_DISLIKE)
+
+
+def fourth_development_bank() -> list[Phrasing]:
+    """The development nouns under a fourth set of templates (everyday complaints and idioms with a negator in them,
+    complaints that frame what follows): the word lists' VERSION 3 and the liked framing were widened on it."""
+    return _bank(DEVELOPMENT_NOUNS, FOURTH_DEVELOPMENT_LIKE, FOURTH_DEVELOPMENT_DISLIKE)
+
+
+def fifth_development_bank() -> list[Phrasing]:
+    """The development nouns under a fifth set of templates, written with the fourth and read once, after VERSION 3
+    was made, as a check of turns it was not made on."""
+    return _bank(DEVELOPMENT_NOUNS, FIFTH_DEVELOPMENT_LIKE, FIFTH_DEVELOPMENT_DISLIKE)
 
 
 def _sentences(table: Nouns) -> list[Phrasing]:
