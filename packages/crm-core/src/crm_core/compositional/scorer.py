@@ -346,7 +346,8 @@ class CompositionalScorer:
         return CriteriaReading(side.explain(), ignored, unsure, len(self.heads.spread), welcomes)
 
     def _side(self, texts: list[str], soft: bool = False) -> CriteriaSide:
-        """The sentences' side; one that frames its thing as unwanted is read as the thing, turned (`turned`)."""
+        """The sentences' side; one that frames its thing as unwanted is read as the thing, turned (`turned`), and one
+        that asks for it through a negating idiom as the thing itself (`liked`)."""
         framed = {t: self._framed(t) for t in texts}
         side = self._read([t for t in texts if framed[t] is None], soft)
         for text, found in framed.items():
