@@ -240,9 +240,8 @@ def test_a_framed_wish_is_turned_by_the_reading_of_its_thing():
     assert np.array_equal(turned(read_right, weights_on(), 2.0), read_right)  # a thing read as nothing: kept
 
 
-def test_a_folder_serving_the_framing_reader_reads_an_unwanted_thing_as_its_liking_turned(tmp_path):
-    """Through the scorer with random readers: under framing_reader 2, "I could do without emoji." weighs exactly
-    minus what "I like i emoji." weighs (its core as a liking), and a sentence with no turn is read as before."""
+def random_scorer_with_memory(tmp_path):
+    """A random-weight folder whose phrasing memory holds only general phrasings (the framing readers need one)."""
     from conftest import random_compositional_crm
     from crm_core.compositional.memory import GENERAL, PhrasingMemory, quantize
     from crm_core.compositional.scorer import CompositionalScorer
@@ -250,7 +249,13 @@ def test_a_folder_serving_the_framing_reader_reads_an_unwanted_thing_as_its_liki
     folder = random_compositional_crm(tmp_path / "c")
     general = quantize(np.eye(12, 384, dtype=np.float32))
     PhrasingMemory(general, np.full(12, GENERAL, np.int16), np.full((K, 2), 1.5, np.float32)).save(folder)
-    scorer = CompositionalScorer(folder)
+    return CompositionalScorer(folder)
+
+
+def test_a_folder_serving_the_framing_reader_reads_an_unwanted_thing_as_its_liking_turned(tmp_path):
+    """Through the scorer with random readers: under framing_reader 2, "I could do without emoji." weighs exactly
+    minus what "I like i emoji." weighs (its core as a liking), and a sentence with no turn is read as before."""
+    scorer = random_scorer_with_memory(tmp_path)
     scorer.serving = replace(scorer.serving, framing_reader=0.0)
     before = scorer.criteria_side(["I could do without emoji."]).weights
     plain = scorer.criteria_side(["Use tables."]).weights
@@ -264,14 +269,7 @@ def test_a_folder_serving_the_framing_reader_reads_an_unwanted_thing_as_its_liki
 def test_a_folder_serving_the_liked_framing_reads_a_negating_idiom_as_a_liking(tmp_path):
     """Under liked_framing 1, "I wouldn't mind emoji." weighs exactly what "I like i emoji." weighs; at 0 it is read
     as the readers hear it; an unwanted framing is turned whatever liked_framing says."""
-    from conftest import random_compositional_crm
-    from crm_core.compositional.memory import GENERAL, PhrasingMemory, quantize
-    from crm_core.compositional.scorer import CompositionalScorer
-
-    folder = random_compositional_crm(tmp_path / "c")
-    general = quantize(np.eye(12, 384, dtype=np.float32))
-    PhrasingMemory(general, np.full(12, GENERAL, np.int16), np.full((K, 2), 1.5, np.float32)).save(folder)
-    scorer = CompositionalScorer(folder)
+    scorer = random_scorer_with_memory(tmp_path)
     scorer.serving = replace(scorer.serving, liked_framing=0.0)
     before = scorer.criteria_side(["I wouldn't mind emoji."]).weights
     unwanted = scorer.criteria_side(["I could do without emoji."]).weights

@@ -160,6 +160,7 @@ VERDICT = re.compile(
 
 # words after a complaint that make it frame what follows ("It annoys me when there is dialogue.")
 FRAMES = re.compile(r"\b(?:when|whenever|if|by|with|of|about|is|are|was|were|that|how|at)\b")
+TOO_WORD = re.compile(r"\btoo\b")  # a "too" anywhere decides the amount: no framing reads past it
 TOO = re.compile(r"\btoo(?: much| many)?\s*$")  # "too long", "not too long": less, whatever negates it
 OUT = re.compile(r"\s+out\b")  # "leave the dialogue out", "keep jargon out": less, as "too" is
 CLAUSE = re.compile(r"[.;!?:]+|,?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)")
@@ -241,13 +242,13 @@ def framed_core(text: str) -> str | None:
     even number of turns), a "too" or an amount decides, or the sentence has more than one clause with words of its
     own. The readers hear nouns better than the words that turn them round (CompositionalScorer reads "I like
     <core>." and turns it: crm.json `framing_reader`)."""
-    clauses = [c.strip(" ,") for c in CLAUSE.split(_normal(text)) if c.strip(" ,")]
+    clauses = _clauses(text)
     verdicts = [c for c in clauses if VERDICT.fullmatch(c)]
     content = [c for c in clauses if not VERDICT.fullmatch(c)]
     if len(content) != 1 or len(verdicts) > 1:
         return None
     clause = content[0]
-    if re.search(r"\btoo\b", clause) or AMOUNT.search(clause):
+    if TOO_WORD.search(clause) or AMOUNT.search(clause):
         return None
     kept = MORE_IDIOM.sub(" ", clause)  # "spare no", "nothing beats": no turn, and not the thing itself
     turns = len(NEGATOR.findall(kept)) + len(COMPLAINT.findall(kept)) + len(verdicts)
@@ -261,13 +262,18 @@ def liked_core(text: str) -> str | None:
     wouldn't mind emoji.", "There's never enough detail.", "Answers feel empty without tables.", "Why not add a
     table?"): the clause without the idiom, which the scorer reads as a liking as it stands (crm.json
     `liked_framing`); else None. The readers hear the idiom's "not" or "never" as a turn."""
-    clauses = [c.strip(" ,") for c in CLAUSE.split(_normal(text)) if c.strip(" ,")]
-    if len(clauses) != 1 or re.search(r"\btoo\b", MORE_IDIOM.sub(" ", clauses[0])):
+    clauses = _clauses(text)
+    if len(clauses) != 1:
         return None
-    kept = MORE_IDIOM.sub(" ", clauses[0])
-    if kept == clauses[0] or NEGATOR.search(kept) or COMPLAINT.search(kept) or AMOUNT.search(kept):
+    kept = MORE_IDIOM.sub(" ", clauses[0])  # "never too many" is the idiom; a "too" left over decides
+    if kept == clauses[0] or any(p.search(kept) for p in (TOO_WORD, NEGATOR, COMPLAINT, AMOUNT)):
         return None
     return _core(kept)
+
+
+def _clauses(text: str) -> list[str]:
+    """The sentence's clauses with words in them, lower case, edges trimmed."""
+    return [c.strip(" ,") for c in CLAUSE.split(_normal(text)) if c.strip(" ,")]
 
 
 def _core(clause: str) -> str | None:
