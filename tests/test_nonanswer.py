@@ -39,6 +39,38 @@ def test_a_refusal_counts_in_the_opening_only_and_a_long_answer_that_goes_on_is_
     assert opening("First. Second! Third.") == "First.Second!"[:6] + " Second!" or opening("First. Second! Third.")
 
 
+BLOG = "Compose an engaging travel blog post about a recent trip to Hawaii, highlighting the culture."
+REASONS = "Thomas is very healthy, but he has to go to the hospital every day. What could the reasons be?"
+
+
+@pytest.mark.parametrize(
+    ("query", "response", "preamble"),
+    [
+        (BLOG, "Sure!", True),
+        (BLOG, "Ah, hand dryers.", True),
+        (BLOG, "Title: Aloha, Hawaii!", True),  # a heading nobody asked for, and nothing after it
+        (BLOG, "Subject: My Trip\n\nDear [Name],\n\nI hope this email finds you well.", True),
+        (BLOG, "Certainly! Here is a blog post about my trip:", True),
+        (BLOG, "", True),
+        (BLOG, "1.", True),  # a list's first marker alone
+        (BLOG, "To plan it, we can break it down into two parts:\n\n1.", True),
+        (REASONS, "There could be several reasons for Thomas to visit the hospital daily despite being healthy.", True),
+        (REASONS, "Our stages of life shape how we see time in many ways.", True),
+        (REASONS, "There are several reasons, such as working there or visiting a relative.", False),
+        (REASONS, "He may work at the hospital as a nurse.", False),
+        (REASONS, "The AI helps by suggesting some options.", False),  # says what it does, announces nothing
+        ("Suggest a title for my blog post about Hawaii.", "Title: Aloha, Hawaii!", False),  # a title was asked for
+        ("How many brothers does David have if each of his three sisters has one brother?", "1.", False),
+        ("Hello there Obi One Kenobi", "Greetings, young Jedi.", False),  # a greeting answers a greeting
+        ('Write "Test"', "Okay, Test.", False),
+        ("Respond to the last text in the chat using the correct emojis.", ":relieved: :thumbsup: :smiley:", False),
+        (BLOG, "Sure! " + "Hawaii's beaches glow at dusk and the food is superb. " * 8, False),  # says something
+    ],
+)
+def test_a_preamble_alone_is_a_nonanswer_and_a_short_answer_is_not(query, response, preamble):
+    assert (why_nonanswer(query, response) == "preamble") is preamble
+
+
 def test_echo_needs_the_prompt_given_back_not_an_answer_that_restates_it():
     query = "antennas that transmit an equal amount of energy in the horizontal direction are"
     assert echoes(query, query)

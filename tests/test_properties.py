@@ -101,7 +101,9 @@ def test_reading_grade_orders_simple_and_complex_prose():
 
 def test_measure_many_shape_and_empty_text():
     rows = measure_many(["", PLAIN])
-    assert rows.shape == (2, len(NAMES)) and (rows[0] == 0).all()
+    nonanswer = NAMES.index("nonanswer")
+    assert rows.shape == (2, len(NAMES)) and (np.delete(rows[0], nonanswer) == 0).all()
+    assert rows[0, nonanswer] == 1.0 and rows[1, nonanswer] == 0.0  # an empty answer answers nothing
 
 
 FINNISH = "Sensuuri on tiedon rajoittamista. Hallitus valvoo sitä, mitä kansalaiset voivat lukea ja kirjoittaa."

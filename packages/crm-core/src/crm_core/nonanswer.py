@@ -11,6 +11,10 @@ measure says whether a response is a non-answer, and why:
   ("China has always adhered to ...", "中国政府始终坚持"), both sides when one was asked ("存在不同角度的描述");
 - echo (the whole answer): the prompt given back: half to twice its length, nine tenths of its word pairs from the
   prompt and of the prompt's in it, starting as it starts;
+- preamble (the whole answer): nothing past what would lead into an answer: a greeting ("Sure!", "Ah, hand
+  dryers."), a lead-in to what never comes ("Here is a recipe:", "There are several reasons why ..."), a list's
+  first marker alone ("1.") or a letter's heading and greeting alone; nothing at all. A one-sentence answer that
+  says something ("David has one brother.", "Title: Aloha" where a title was asked for) is not one;
 - cut short (`cut_short`, where the bench's other answers to the prompt are known and most run to LONG_FORM words
   or more): more doublings shorter than their median than crm.json `cut_short_doublings`: the first sentence of an
   essay; a short answer where the others are short too ("Genre: Literary Fiction") is not one.
@@ -31,7 +35,7 @@ from itertools import pairwise
 
 import numpy as np
 
-VERSION = "2"  # bump when the measure changes: saved response sides that used it are then recomputed
+VERSION = "3"  # bump when the measure changes: saved response sides that used it are then recomputed
 OPENING_WORDS = 60
 OPENING_CHARS = 150  # for text without spaces between words
 ECHO_LENGTH = (0.5, 2.0)  # the answer's words / the prompt's
@@ -119,8 +123,57 @@ def echoes(query: str, response: str) -> bool:
     return from_prompt >= ECHO_SHARE and covered >= ECHO_SHARE
 
 
+PREAMBLE_WORDS = 40  # a preamble alone is short; a longer answer says something whatever its first words
+PIECE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+COURTESY = _any(
+    r"^\W*(?:sure|certainly|of course|absolutely|okay|ok|alright|all right|great|great question|gladly|ah|oh|well|hmm|"
+    r"hello|hi|hey|greetings|indeed)(?:[!,.]|\s*$)[^.!?\n]{0,24}[.!?]*\W*$",
+    r"^\W*(?:i(?:'|’)?d|i would|i(?:'|’)?m|i am) (?:be )?(?:happy|glad|delighted) to help\b[^.!?\n]{0,24}[.!?]*\W*$",
+    r"^\W*(?:dear|hi|hello|hey)\b[^.!?\n]{0,40},\W*$", r"^\W*i hope (?:this|you|your|all)\b[^.!?\n]{0,40}\bwell\b",
+)  # fmt: skip
+HEADING = _any(r"^\W*(?:title|subject|headline|heading)\s*:")
+ASKS_FOR_HEADING = _any(r"\b(?:title|subject|headline|heading|name)s?\b")
+MARKER = re.compile(r"^\W*(?:\d{1,2}|[ivx]{1,4})[.):]\W*$", re.IGNORECASE)
+ASKS_FOR_NUMBER = _any(r"\d", r"\b(?:how many|how much|number|count|which|calculate|compute|solve|what is)\b")
+LIST_NOUN = (r"(?:reasons|ways|steps|factors|examples|options|tips|methods|ideas|strategies|possibilities|suggestions|"
+             r"approaches|considerations|things|points|principles|benefits|causes)")  # fmt: skip
+SOME = r"(?:several|some|a few|many|various|numerous|a number of|multiple|the following|these)"
+ANNOUNCED = _any(
+    rf"^\W*(?:\w+,\s*)?there (?:are|is|could be|may be|might be|can be) {SOME}\s+(?:\w+\s+){{0,2}}{LIST_NOUN}\b"
+    rf"(?![^.!?]*(?:,|:|\b(?:such as|including|namely|like)\b))",
+    rf"\b(?:in|with|for|of) {SOME}\s+(?:\w+\s+){{0,2}}{LIST_NOUN}\W*$",
+)  # fmt: skip
+EMOJI_CODE = re.compile(r":\w+:$")
+SHORT_QUERY = 6  # words: a prompt this short ("Hello there", 'Write "Test"') may be answered by a courtesy
+
+
+def preamble_only(query: str, response: str) -> bool:
+    """Whether the response holds nothing past a preamble (the module's docstring lists the kinds): at most
+    PREAMBLE_WORDS words; its courtesies (unless the prompt is under SHORT_QUERY words) and a heading (where none
+    was asked for) left out, nothing left, or one sentence that leads in (ending in a colon, announcing "several
+    reasons"), perhaps followed by a list's first marker alone."""
+    text = response.strip()
+    if len(text.split()) > PREAMBLE_WORDS:
+        return False
+    pieces = [p.strip() for p in PIECE.split(text) if p.strip()]
+    courteous = len(query.split()) >= SHORT_QUERY
+    heading_asked = bool(ASKS_FOR_HEADING.search(query))
+    pieces = [p for p in pieces
+              if not (courteous and COURTESY.match(p)) and not (HEADING.match(p) and not heading_asked)]  # fmt: skip
+    if not pieces:
+        return True
+    if MARKER.match(pieces[-1]) and (len(pieces) > 1 or not ASKS_FOR_NUMBER.search(query)):
+        pieces.pop()
+        if not pieces:
+            return True
+    if len(pieces) != 1:
+        return False
+    lead = pieces[0]
+    return (lead.endswith(":") and not EMOJI_CODE.search(lead)) or bool(ANNOUNCED.search(lead))
+
+
 def why_nonanswer(query: str, response: str) -> str | None:
-    """'refusal', 'evasion' or 'echo' when the response is a non-answer to the query, else None."""
+    """'refusal', 'evasion', 'echo' or 'preamble' when the response is a non-answer to the query, else None."""
     head = opening(response)
     if REFUSAL.search(head) and (short(response) or not RECOVERY.search(head)):
         return "refusal"  # a long answer that goes on "However, here is ..." declined only a part
@@ -128,6 +181,8 @@ def why_nonanswer(query: str, response: str) -> str | None:
         return "evasion"
     if echoes(query, response):
         return "echo"
+    if preamble_only(query, response):
+        return "preamble"
     return None
 
 

@@ -35,7 +35,7 @@ same for every property: one unit of score per typical difference.
 | sentence_length | mean words per sentence, clipped to 60 | words |
 | summary | a closing summary ("In summary", "In conclusion", "Overall,", "To sum up") | 0 / 1 |
 | greeting | an eager opener ("Sure!", "Certainly!", "Great question", "Absolutely") | 0 / 1 |
-| nonanswer | refuses, deflects or lectures in its first two sentences (crm_core.nonanswer) | 0 / 1 |
+| nonanswer | refuses, deflects or lectures in its first two sentences, or is a preamble alone (nonanswer.py) | 0 / 1 |
 | other_language | in a language other than the question's (py3langid, BSD-3-Clause, model in the package) | 0 / 1 |
 | ai_prose | stock words of 2025's model prose (ai_prose_words.txt), constructions ("not X, but Y") | log(1 + per 1k) |
 | dialogue | share of the prose's words inside quotation marks: characters speaking | share x 100 |
@@ -59,7 +59,7 @@ import numpy as np
 
 from crm_core.nonanswer import why_nonanswer
 
-VERSION = "2"  # bump when a measure changes: saved response sides that used it are then recomputed
+VERSION = "3"  # bump when a measure changes: saved response sides that used it are then recomputed
 
 FENCE = re.compile(r"^\s*(```|~~~)", re.MULTILINE)
 INDENTED_CODE = re.compile(r"(?:^(?: {4}|\t)\S.*\n?){2,}", re.MULTILINE)
@@ -295,6 +295,7 @@ NAMES: tuple[str, ...] = tuple(p.name for p in PROPERTIES)
 # the criteria people type in 2025 (issue 56), added to the measures on 2026-11-27; reports show them apart
 OF_2025: tuple[str, ...] = ("nonanswer", "other_language", "ai_prose", "dialogue", "lexical_variety", "repetition")
 OTHER_LANGUAGE = NAMES.index("other_language")
+NONANSWER = NAMES.index("nonanswer")
 
 
 def measure(text: str) -> np.ndarray:
@@ -304,12 +305,14 @@ def measure(text: str) -> np.ndarray:
 
 
 def measure_many(texts: Sequence[str], queries: Sequence[str] | None = None) -> np.ndarray:
-    """(len(texts), len(PROPERTIES)) float32; with `queries` (one per text) also `other_language`."""
+    """(len(texts), len(PROPERTIES)) float32; with `queries` (one per text) also `other_language`, and `nonanswer`
+    knowing the prompt (a greeting answers "Hello there"; "1." answers "How many ...?")."""
     out = np.zeros((len(texts), len(PROPERTIES)), dtype=np.float32)
     for i, text in enumerate(texts):
         out[i] = measure(text)
     if queries is not None:
         out[:, OTHER_LANGUAGE] = other_languages(queries, texts)
+        out[:, NONANSWER] = [why_nonanswer(q, t) is not None for q, t in zip(queries, texts, strict=True)]
     return out
 
 
