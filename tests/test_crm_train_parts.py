@@ -323,6 +323,12 @@ def test_the_phrasing_banks_share_no_sentence_and_cover_every_steered_property()
     fourth, fifth = texts(phrasings.fourth_development_bank()), texts(phrasings.fifth_development_bank())
     assert len(fourth) >= 1000 and not fourth & (earlier | wishes_2 | third)
     assert len(fifth) >= 1000 and not fifth & (earlier | wishes_2 | third | fourth)
+    wishes_3, wishes_4 = (
+        texts(phrasings.third_wish_development_sentences()),
+        texts(phrasings.fourth_wish_development_sentences()),
+    )
+    assert len(wishes_3) == 44 and not wishes_3 & (earlier | wishes_2 | third | fourth | fifth)
+    assert len(wishes_4) == 44 and not wishes_4 & (earlier | wishes_2 | third | fourth | fifth | wishes_3)
     by_prop = {p.prop: set() for p in phrasings.development_bank()}
     for p in phrasings.development_bank():
         by_prop[p.prop].add(p.sign)

@@ -68,6 +68,20 @@ K = len(NAMES)
         ("Dialogue never hurt.", "dialogue", +1),
         ("Stock AI phrases are overkill.", "ai_prose", -1),
         ("No unnecessary repetition.", "repetition", -1),  # "unnecessary" before the thing only narrows it
+        ("Don't harp on the same point.", "repetition", -1),
+        ("No broken-record answers.", "repetition", -1),
+        ("Come back to the main point more than once.", "repetition", +1),
+        ("Hammer home the key takeaway.", "repetition", +1),
+        ("Once is enough for each point.", "repetition", -1),
+        ("Don't use the same word twice in a row.", "lexical_variety", +1),  # "twice" inside the cue turns nothing
+        ("Swap in synonyms rather than reusing a word.", "lexical_variety", +1),
+        ("Please vary your phrasing.", "lexical_variety", +1),
+        ("No monotonous wording.", "lexical_variety", +1),
+        ("Avoid repetitive language.", "lexical_variety", +1),  # repeated words, not repeated points
+        ("Don't reach for the thesaurus.", "lexical_variety", -1),
+        ("Use words a child would know.", "lexical_variety", -1),
+        ("Don't use words I'd have to look up.", "lexical_variety", -1),
+        ("Keep the dialogue to a minimum.", "dialogue", -1),  # "to a minimum" after the thing, as "out" is
     ],
 )
 def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop: str, sign: int):
@@ -84,6 +98,7 @@ def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop
         "Be brief but thorough.",  # the cues disagree: both ways
         "Lots of dialogue and no repetition.",  # two properties
         "Be friendly.",
+        "Use the same word for the same thing every time.",  # same words and the same thing: two properties
     ],
 )
 def test_a_sentence_without_one_clear_cue_gets_no_reading(sentence: str):

@@ -46,6 +46,8 @@ READING_BANKS = [
     "negation and idiom",
     "wishes as typed (the six)",
     "wishes as typed, second set (the six)",
+    "wishes as typed, third set (variety, repetition)",
+    "wishes as typed, fourth set (variety, repetition)",
     "third development",
     "fourth development",
     "fifth development",

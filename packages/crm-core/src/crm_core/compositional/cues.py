@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-VERSION = "3"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "4"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -57,20 +57,42 @@ _CUES: list[tuple[str, int, str]] = [
                        r"|\bover and over\b|\bgo(?:es|ing)? (?:a?round )?in circles\b"
                        r"|\brehash\w*|\breiterat\w*|\brestat\w*|\bsame (?:point|thing|idea)s?\b"
                        r"|\bsay\w* (?:it|things|everything|anything|something) (?:twice|again|more than once)\b"
-                       r"|\b(?:echo|mention|say|state|stress)\w* (?:\w+ ){0,3}(?:several|many|multiple) times\b"),
+                       r"|\b(?:echo|mention|say|state|stress)\w* (?:\w+ ){0,3}(?:several|many|multiple) times\b"
+                       r"|\bmore than once\b|\btwice\b|\bagain and again\b|\btime and (?:time )?again\b"
+                       r"|\brefrains?\b(?! from)|\bbroken[- ]records?\b|\bduplicat\w*|\bbelabou?r\w*|\bharp\w* on\b"
+                       r"|\bparrot\w*|\bcopy[- ]?past\w*|\b(?:hammer|driv|drove|drive)\w* (?:\w+ ){0,3}home\b"
+                       r"|\b(?:com|go|circl|loop|doubl|cycl)\w* back (?:to|over)\b|\bloop\w* (?:over|around)\b"
+                       r"|\b(?:bring|brought|rais|mention|say|said|give|state|tell)\w* (?:\w+ ){0,4}(?:up )?again\b"),
     ("repetition", -1, r"\bnon-?repetitive\b"
-                       r"|\b(?:say|make|state|mention)\w* (?:each|every) (?:thing|point) (?:just |only )?once\b"),
+                       r"|\b(?:say|make|state|mention)\w* (?:each|every) (?:thing|point) (?:just |only )?once\b"
+                       r"|\bonce is enough\b|\b(?:each|every) (?:sentence|point|paragraph|line|part|section) "
+                       r"(?:\w+ ){0,2}(?:say|add|bring|offer|contribut|giv)\w* something new\b"),
     ("lexical_variety", +1, r"\b(?:rich\w*|broad\w*|wide\w*|divers\w*|varied|various|extensive|expansive|colou?rful|"
-                            r"large\w*|big\w*|fancy|sophisticated|unusual)(?:[- ]\w+)? (?:vocabular\w*|word choice|"
-                            r"lexicon|diction)\b|\b(?:big|fancy|long|obscure|rare|ten-dollar|highfalutin|"
-                            r"sophisticated|unusual)(?:,? \w+)? (?:words|terms)\b"
-                            r"|\bvar(?:y|ied|ying)\w*(?: \w+)? (?:words?|wording|word choice|"
+                            r"large\w*|big\w*|fancy|sophisticated|unusual|expressive|eloquent|impressive|"
+                            r"interesting|highbrow|elevated|literary)(?:[- ]\w+)?,? (?:vocabular\w*|word choices?|"
+                            r"lexicon|diction|wording|phrasing|word palette|range of (?:words|vocabulary))\b"
+                            r"|\b(?:rich|varied|diverse|expressive|eloquent|colou?rful|sophisticated)(?:[- ]\w+)?,? "
+                            r"(?:language|words)\b|\b(?:lots of|many|plenty of) different words\b"
+                            r"|\b(?:big|fancy|long|obscure|rare|ten-dollar|highfalutin|sat|gre|"
+                            r"sophisticated|unusual)(?:,? \w+)? (?:words|terms|synonyms|vocabulary|terminology)\b"
+                            r"|\bvar(?:y|ied|ying)\w*(?: \w+)? (?:words?|wording|word choices?|phrasing|"
                             r"vocabular\w*|language|diction)\b|\bword variety\b|\blexical (?:variety|diversity|"
-                            r"richness)\b|\bmix\w* up (?:your |the )?(?:words?|wording|word choice)\b"
-                            r"|\bvocabular\w* (?:\w+ )?(?:rich|varied|broad|wide|diverse|large|big)\b"),
-    ("lexical_variety", -1, r"\b(?:small\w*|narrow\w*|limited|basic|repetitive|poor)(?: \w+)? (?:vocabular\w*|word "
-                            r"choice|lexicon|diction)\b|\bsame (?:few |plain |old )?words\b"
-                            r"|\b(?:reus|recycl)\w* (?:the same )?words\b|\brepeat\w* words\b"
+                            r"richness)\b|\bmix\w* up (?:your |the )?(?:words?|wording|word choices?|phrasing)\b"
+                            r"|\b(?:broaden|widen|expand|diversif|enrich)\w* (?:your |the |my )?(?:vocabular\w*|"
+                            r"words?|wording|word choices?|lexicon)\b|\bsynonyms?\b|\bthesaur\w*"
+                            r"|\bshow\w* off (?:your |a |the |an |some )?(?:\w+ )?vocabular\w*"
+                            r"|\bwords (?:i|you|we|people|readers)(?:'d| would| will| might)? (?:have|need|had) to "
+                            r"look up\b"
+                            r"|\bvocabular\w* (?:\w+ )?(?:rich|varied|broad|wide|diverse|large|big)\b"
+                            r"|\bword choices? (?:\w+ ){0,2}(?:diverse|varied|rich|broad|wide)\b"),
+    ("lexical_variety", -1, r"\b(?:small\w*|narrow\w*|limited|basic|repetitive|poor|monoton\w*|bland|dull)(?: \w+)? "
+                            r"(?:vocabular\w*|word choices?|lexicon|diction|wording|language|phrasing)\b"
+                            r"|\bsame (?:few |plain |old |handful of )?(?:words?|terms|adjectives|vocabulary)"
+                            r"(?: (?:twice|again|over and over))?\b"
+                            r"|\b(?:reus|recycl)\w* (?:the same )?(?:words?|vocabulary|terms|adjectives)\b"
+                            r"|\brepeat\w* (?:a |the same )?words?\b"
+                            r"|\bwords (?:that )?(?:everyone|anyone|everybody|a child|kids|children|beginners?|most "
+                            r"people|people) (?:\w+ )?(?:knows?|understands?|can understand|would know|already know)\b"
                             r"|\b(?:vocabular\w*|wording|words|language) (?:\w+ )?"
                             r"(?:simple|small|basic|limited|plain|narrow)\b"
                             r"|\b(?:simple|simpler|plain|plainer|everyday|common|basic|easy|short)(?:,? \w+)? "
@@ -162,7 +184,8 @@ VERDICT = re.compile(
 FRAMES = re.compile(r"\b(?:when|whenever|if|by|with|of|about|is|are|was|were|that|how|at)\b")
 TOO_WORD = re.compile(r"\btoo\b")  # a "too" anywhere decides the amount: no framing reads past it
 TOO = re.compile(r"\btoo(?: much| many)?\s*$")  # "too long", "not too long": less, whatever negates it
-OUT = re.compile(r"\s+out\b")  # "leave the dialogue out", "keep jargon out": less, as "too" is
+# "leave the dialogue out", "keep jargon out", "keep big words to a minimum": less, as "too" is
+OUT = re.compile(r"\s+(?:out|to (?:a|the)(?: bare| absolute)? minimum|in check|at bay)\b")
 CLAUSE = re.compile(r"[.;!?:]+|,?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)")
 
 

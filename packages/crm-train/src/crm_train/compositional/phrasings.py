@@ -54,6 +54,8 @@ NEGATION_DEVELOPMENT_SENTENCES = {prop: (lists.get("more", []), lists.get("less"
                                   for prop, lists in _DEVELOPMENT["negation_sentences"].items()}  # fmt: skip
 WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences"])
 SECOND_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_2"])
+THIRD_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_3"])
+FOURTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_4"])
 
 
 @dataclass(frozen=True)
@@ -186,6 +188,17 @@ def second_wish_development_sentences() -> list[Phrasing]:
     """A second set of such wishes in other words (dislike verbs, complaints, plain words): the word lists' VERSION 2
     was widened on it."""
     return _sentences(SECOND_WISH_DEVELOPMENT_SENTENCES)
+
+
+def third_wish_development_sentences() -> list[Phrasing]:
+    """A third set, for word variety and repetition only, in words none of the lists knew: the word lists' VERSION 4
+    was widened on it."""
+    return _sentences(THIRD_WISH_DEVELOPMENT_SENTENCES)
+
+
+def fourth_wish_development_sentences() -> list[Phrasing]:
+    """A fourth set for the same two, written with the third and read only after VERSION 4 was made."""
+    return _sentences(FOURTH_WISH_DEVELOPMENT_SENTENCES)
 
 
 def negation_development_sentences() -> list[Phrasing]:
