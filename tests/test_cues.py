@@ -82,6 +82,7 @@ K = len(NAMES)
         ("Use words a child would know.", "lexical_variety", -1),
         ("Don't use words I'd have to look up.", "lexical_variety", -1),
         ("Keep the dialogue to a minimum.", "dialogue", -1),  # "to a minimum" after the thing, as "out" is
+        ("Avoid using the same words again and again.", "lexical_variety", +1),  # one cue: "again and again" in it
     ],
 )
 def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop: str, sign: int):

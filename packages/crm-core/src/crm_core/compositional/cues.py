@@ -88,7 +88,7 @@ _CUES: list[tuple[str, int, str]] = [
     ("lexical_variety", -1, r"\b(?:small\w*|narrow\w*|limited|basic|repetitive|poor|monoton\w*|bland|dull)(?: \w+)? "
                             r"(?:vocabular\w*|word choices?|lexicon|diction|wording|language|phrasing)\b"
                             r"|\bsame (?:few |plain |old |handful of )?(?:words?|terms|adjectives|vocabulary)"
-                            r"(?: (?:twice|again|over and over))?\b"
+                            r"(?: (?:twice|again and again|again|over and over))?\b"
                             r"|\b(?:reus|recycl)\w* (?:the same )?(?:words?|vocabulary|terms|adjectives)\b"
                             r"|\brepeat\w* (?:a |the same )?words?\b"
                             r"|\bwords (?:that )?(?:everyone|anyone|everybody|a child|kids|children|beginners?|most "
