@@ -83,6 +83,10 @@ K = len(NAMES)
         ("Don't use words I'd have to look up.", "lexical_variety", -1),
         ("Keep the dialogue to a minimum.", "dialogue", -1),  # "to a minimum" after the thing, as "out" is
         ("Avoid using the same words again and again.", "lexical_variety", +1),  # one cue: "again and again" in it
+        ("I hate seeing a word used twice.", "lexical_variety", +1),  # repeated words: less variety, not repetition
+        ("Repeating key terms is fine by me.", "lexical_variety", -1),
+        ("Use the same word for the same thing every time.", "lexical_variety", -1),  # both cues: one wish
+        ("Don't say the same thing in different words.", "repetition", -1),  # "in different words" is no word
     ],
 )
 def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop: str, sign: int):
@@ -99,7 +103,6 @@ def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop
         "Be brief but thorough.",  # the cues disagree: both ways
         "Lots of dialogue and no repetition.",  # two properties
         "Be friendly.",
-        "Use the same word for the same thing every time.",  # same words and the same thing: two properties
     ],
 )
 def test_a_sentence_without_one_clear_cue_gets_no_reading(sentence: str):

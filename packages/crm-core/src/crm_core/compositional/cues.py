@@ -12,6 +12,7 @@ please." as quotes (the nearest older property). This reader is a short, documen
 - idioms are read as meant: "spare no detail", "don't hold back on", "can't get enough of" ask for more; "too
   long", "not too long" and "nothing too long" all ask for less;
 - a verdict standing alone after its thing turns it ("Emoji? Hard pass.", "Dialogue: a pet peeve of mine.");
+- repeating single words ("a word used twice", "don't duplicate words") is word variety, turned, not repetition;
 - a sentence whose cues disagree (two properties, or both ways) gets no reading: the learned readers keep it.
 
 It covers the properties whose wishes the readers misread most (development banks, docs/experiments.md): length
@@ -186,6 +187,10 @@ TOO_WORD = re.compile(r"\btoo\b")  # a "too" anywhere decides the amount: no fra
 TOO = re.compile(r"\btoo(?: much| many)?\s*$")  # "too long", "not too long": less, whatever negates it
 # "leave the dialogue out", "keep jargon out", "keep big words to a minimum": less, as "too" is
 OUT = re.compile(r"\s+(?:out|to (?:a|the)(?: bare| absolute)? minimum|in check|at bay)\b")
+# a clause about repeating single words ("a word used twice", "don't duplicate words") asks about word variety, not
+# about repeated points: more repetition of words is less variety ("in other words" is no such word)
+WORD_UNIT = re.compile(r"(?<!other )(?<!different )(?<!own )\b(?:words?|vocabular\w*|terms?|wording|adjectives?|"
+                       r"verbs?|nouns?|synonyms?)\b")  # fmt: skip
 CLAUSE = re.compile(r"[.;!?:]+|,?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)")
 
 
@@ -244,6 +249,8 @@ def read_cues(text: str) -> CueReading | None:
             if any(a2 <= a and b <= b2 and (a2, b2) != (a, b) for a2, b2 in spans):
                 continue  # inside a longer cue
             last.add((prop, _sign_in_clause(clause, a, b, sign, spans)))
+        if WORD_UNIT.search(clause):
+            last = {("lexical_variety", -sign) if prop == "repetition" else (prop, sign) for prop, sign in last}
         found |= last
     if len(found) != 1:
         return None
