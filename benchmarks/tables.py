@@ -101,10 +101,10 @@ def report_card_table(r: dict | None = None) -> str:
 
 
 PREVIOUS = (
-    'Previous stop: the folder shipped at the stop before this one, which read a wish framed as unwanted ("I could '
-    'do without emoji.", "Tables? Hard pass.") as the readers heard it (now as the thing it names, turned: '
-    "crm.json framing_reader), run by this stop's code, whose word lists also know more turns than that stop's did "
-    "(cues VERSION 2, in both columns; docs/experiments.md gives their effect alone)."
+    "Previous stop: the same folder run by the previous stop's code (ea5740f), whose non-answer measure did not know "
+    'an answer that is only a preamble ("Sure!", "Here is a recipe:") and whose word lists knew fewer words for word '
+    'variety and repetition ("Don\'t harp on the same point.", "Swap in synonyms."): cues VERSION 3, now 4 '
+    "(docs/experiments.md)."
 )
 
 
