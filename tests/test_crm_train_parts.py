@@ -329,6 +329,12 @@ def test_the_phrasing_banks_share_no_sentence_and_cover_every_steered_property()
     )
     assert len(wishes_3) == 52 and not wishes_3 & (earlier | wishes_2 | third | fourth | fifth)
     assert len(wishes_4) == 44 and not wishes_4 & (earlier | wishes_2 | third | fourth | fifth | wishes_3)
+    wishes_5, wishes_6 = (
+        texts(phrasings.fifth_wish_development_sentences()),
+        texts(phrasings.sixth_wish_development_sentences()),
+    )
+    later = earlier | wishes_2 | third | fourth | fifth | wishes_3 | wishes_4
+    assert len(wishes_5) == 48 and not wishes_5 & later and len(wishes_6) == 48 and not wishes_6 & (later | wishes_5)
     by_prop = {p.prop: set() for p in phrasings.development_bank()}
     for p in phrasings.development_bank():
         by_prop[p.prop].add(p.sign)

@@ -86,6 +86,16 @@ K = len(NAMES)
         ("I hate seeing a word used twice.", "lexical_variety", +1),  # repeated words: less variety, not repetition
         ("Repeating key terms is fine by me.", "lexical_variety", -1),
         ("Use the same word for the same thing every time.", "lexical_variety", -1),  # both cues: one wish
+        ("Skip the chit-chat between characters.", "dialogue", -1),
+        ("Keep the characters quiet; narrate it.", "dialogue", -1),
+        ("Avoid long exchanges between characters.", "dialogue", -1),  # "long exchanges" is no length
+        ("Write it as a script between two people.", "dialogue", +1),
+        ("Hold the line on harmful content.", "nonanswer", +1),
+        ("Say no to writing attacks on real people.", "nonanswer", +1),  # the refusal holds what it refuses
+        ("Don't produce propaganda for me.", "nonanswer", +1),
+        ("Don't give me excuses, just write it.", "nonanswer", -1),  # ", just ..." starts a clause of its own
+        ("Stop second-guessing my requests.", "nonanswer", -1),
+        ("Write the piece exactly as requested.", "nonanswer", -1),
         ("Don't say the same thing in different words.", "repetition", -1),  # "in different words" is no word
     ],
 )

@@ -48,6 +48,8 @@ READING_BANKS = [
     "wishes as typed, second set (the six)",
     "wishes as typed, third set (variety, repetition)",
     "wishes as typed, fourth set (variety, repetition)",
+    "wishes as typed, fifth set (dialogue, nonanswer)",
+    "wishes as typed, sixth set (dialogue, nonanswer)",
     "third development",
     "fourth development",
     "fifth development",

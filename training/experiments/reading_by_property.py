@@ -96,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
              "wishes as typed, second set (the six)": P.second_wish_development_sentences(),
              "wishes as typed, third set (variety, repetition)": P.third_wish_development_sentences(),
              "wishes as typed, fourth set (variety, repetition)": P.fourth_wish_development_sentences(),
+             "wishes as typed, fifth set (dialogue, nonanswer)": P.fifth_wish_development_sentences(),
+             "wishes as typed, sixth set (dialogue, nonanswer)": P.sixth_wish_development_sentences(),
              "third development": P.third_development_bank(),
              "fourth development": P.fourth_development_bank(),
              "fifth development": P.fifth_development_bank(),

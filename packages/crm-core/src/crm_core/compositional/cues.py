@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-VERSION = "4"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "5"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -43,7 +43,7 @@ _CUES: list[tuple[str, int, str]] = [
                   r"|\bgo(?:es)? on and on\b|\bdrag\w* (?:it |things |this )?(?:on|out)\b|\bflesh\w* (?:it )?out\b"
                   r"|\bspell\w* (?:it|everything|things) out\b|\bexpand\w* on\b"
                   r"|(?<!as )\blong(?:er)?\b(?![- ](?:sentences?|paragraphs?|words?|lists?|titles?|stor(?:y|ies)|"
-                  r"time|ago|run|term|as)\b)"),
+                  r"exchanges?|time|ago|run|term|as)\b)"),
     ("words", -1, r"\bcut\w* (?:it|things|this|them) short\b|\bbrief(?:ly|er)?\b|\bbrevity\b|\bconcise\w*"
                   r"|\bsuccinct\w*|\bterse\w*|\bto the point\b"
                   r"|\btl;?dr\b|\bbite[- ]sized\b|\bin a nutshell\b"
@@ -52,8 +52,11 @@ _CUES: list[tuple[str, int, str]] = [
     ("dialogue", +1, r"\bdialog(?:ue)?s?\b|\bconversations?\b|\bbanter\b|\bback[- ]and[- ]forth\b"
                      r"|\b(?:direct|quoted) speech\b|\bspoken (?:lines?|exchanges?|words)\b"
                      r"|\btalking\b(?! (?:down|about|to me)\b)"
-                     r"|\b(?:characters?|people|persons?|they)(?: \w+){0,2} (?:talk|speak|chat|convers)\w*"),
-    ("dialogue", -1, r"\bnarration\b"),
+                     r"|\b(?:characters?|people|persons?|they|them)(?: \w+){0,2} (?:talk|speak|chat|convers|argu)\w*"
+                     r"|\b(?:lively|witty|snappy|sharp|spoken|verbal|heated)? ?exchanges? between\b"
+                     r"|\b(?:lively|witty|snappy|sharp|spoken|verbal) exchanges?\b|\bchatter\b|\bchit-?chat\b"
+                     r"|\brepartee\b|\bscreenplay\b|\b(?:as|like|into|make it) a (?:script|screenplay|play)\b"),
+    ("dialogue", -1, r"\bnarrat(?:e|es|ed|ing|ion)\b|\b(?:nobody|no one) (?:\w+ ){0,2}(?:talk|speak|chat)\w*"),
     ("repetition", +1, r"(?<!non-)(?<!non)\brepeat\w*(?! words)|(?<!non-)(?<!non)\brepetit\w*|\bredundan\w*"
                        r"|\bover and over\b|\bgo(?:es|ing)? (?:a?round )?in circles\b"
                        r"|\brehash\w*|\breiterat\w*|\brestat\w*|\bsame (?:point|thing|idea)s?\b"
@@ -116,12 +119,19 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\bsidestep\w*|\blectur\w*|\bmorali[sz]\w*|\bpreach\w*|\bsermon\w*|\bnon-?answers?\b"
                       r"|\bcop[- ]?outs?\b|\bwater\w*[- ]down\b|\bboth[- ]sides\b|\bchang\w* the (?:subject|topic)\b"
                       r"|\b(?:won't|will not) (?:write|do|help|produce|create|generate|answer)\b"
-                      r"|\bexcuses\b|\bsay\w* no\b"),
+                      r"|\bexcuses\b|\bsay\w* no\b|\bpush\w* ?back\b|\bturn\w* away\b|\bhold\w* the line\b"
+                      r"|\bdraw\w* (?:the |a )?lines?\b|\breject\w* (?:\w+ )?requests?\b|\bwalk\w* away from\b"
+                      r"|\bhand-?wringing\b|\bsecond-?guess\w*"
+                      r"|\b(?:refus\w*|declin\w*|say\w* no|won't|will not|never|don't|do not|not)(?: to)? (?:\w+ ){0,2}"
+                      r"(?:writ|produc|creat|generat|mak|draft|compos)\w* (?:\w+ ){0,2}(?:hate speech|propaganda|"
+                      r"smears?|slurs?|hateful|attacks? on)\b"),
     ("nonanswer", -1, r"\bcompl(?:y|ies|ied|iance|iant)\b|\bdo (?:exactly |just )?what i (?:ask|asked|say|said)\b"
                       r"|\b(?:just|simply) (?:answer|do (?:it|the task)|write it)\b"
                       r"|\b(?:do|write|give me|answer) (?:exactly |just )?what i (?:ask\w*|say|said|want\w*|"
                       r"request\w*)\b"
-                      r"|\banswer the question(?: i asked)?\b|\banswer what i (?:ask|asked)\b|\bstraight answers?\b"),
+                      r"|\banswer the (?:actual |real )?question(?: i asked)?\b|\banswer what i (?:ask|asked)\b"
+                      r"|\bstraight answers?\b|\bdo what i (?:tell|told)\b|\b(?:exactly )?as (?:requested|instructed|"
+                      r"i (?:asked|requested|said))\b"),
     ("other_language", +1, r"\b(?:different|other|another|foreign) language\b|\blanguage other than\b"
                            r"|\bswitch\w* (?:to )?(?:english|languages?)\b|\b(?:in|into) english\b"
                            r"|\blanguage (?:that )?i (?:didn't|did not|don't|do not) (?:use|write|speak|ask)\w*"),
@@ -191,7 +201,7 @@ OUT = re.compile(r"\s+(?:out|to (?:a|the)(?: bare| absolute)? minimum|in check|a
 # about repeated points: more repetition of words is less variety ("in other words" is no such word)
 WORD_UNIT = re.compile(r"(?<!other )(?<!different )(?<!own )\b(?:words?|vocabular\w*|terms?|wording|adjectives?|"
                        r"verbs?|nouns?|synonyms?)\b")  # fmt: skip
-CLAUSE = re.compile(r"[.;!?:]+|,?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)")
+CLAUSE = re.compile(r"[.;!?:]+|,?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather|just|simply)\b)")
 
 
 # properties a cue's wish may be read as and still be read right: the readers' own, where they agree

@@ -56,6 +56,8 @@ WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences"])
 SECOND_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_2"])
 THIRD_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_3"])
 FOURTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_4"])
+FIFTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_5"])
+SIXTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_6"])
 
 
 @dataclass(frozen=True)
@@ -199,6 +201,16 @@ def third_wish_development_sentences() -> list[Phrasing]:
 def fourth_wish_development_sentences() -> list[Phrasing]:
     """A fourth set for the same two, written with the third and read only after VERSION 4 was made."""
     return _sentences(FOURTH_WISH_DEVELOPMENT_SENTENCES)
+
+
+def fifth_wish_development_sentences() -> list[Phrasing]:
+    """A fifth set, for dialogue and declining or complying (nonanswer): the word lists' VERSION 5 was widened on it."""
+    return _sentences(FIFTH_WISH_DEVELOPMENT_SENTENCES)
+
+
+def sixth_wish_development_sentences() -> list[Phrasing]:
+    """A sixth set for the same two, written with the fifth and read only after VERSION 5 was made."""
+    return _sentences(SIXTH_WISH_DEVELOPMENT_SENTENCES)
 
 
 def negation_development_sentences() -> list[Phrasing]:
