@@ -103,8 +103,8 @@ def report_card_table(r: dict | None = None) -> str:
 PREVIOUS = (
     "Previous stop: the same folder run by the previous stop's code (ea5740f), whose non-answer measure did not know "
     'an answer that is only a preamble ("Sure!", "Here is a recipe:") and whose word lists knew fewer words for word '
-    'variety and repetition ("Don\'t harp on the same point.", "Swap in synonyms."): cues VERSION 3, now 4 '
-    "(docs/experiments.md)."
+    'variety, repetition, dialogue and declining ("Don\'t harp on the same point.", "Swap in synonyms.", "Hold the '
+    'line on harmful content."): cues VERSION 3, now 5 (docs/experiments.md).'
 )
 
 

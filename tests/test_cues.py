@@ -228,6 +228,7 @@ def test_the_app_calls_a_reading_unsure_by_the_memory_as_served_floor_included()
         ("I'd prefer the model to refuse hateful requests.", None),  # "hateful" is no "hate"
         ("Write like a human being, not like a chatbot.", None),  # two clauses with words of their own
         ("Nothing beats a broad vocabulary.", None),  # an idiom of liking
+        ("When a request is harmful, just don't do it.", "when a request is harmful, just do it"),  # one clause
     ],
 )
 def test_a_wish_framed_as_unwanted_gives_the_thing_it_names(sentence: str, core: str | None):
