@@ -201,8 +201,10 @@ OUT = re.compile(r"\s+(?:out|to (?:a|the)(?: bare| absolute)? minimum|in check|a
 # about repeated points: more repetition of words is less variety ("in other words" is no such word)
 WORD_UNIT = re.compile(r"(?<!other )(?<!different )(?<!own )\b(?:words?|vocabular\w*|terms?|wording|adjectives?|"
                        r"verbs?|nouns?|synonyms?)\b")  # fmt: skip
-CLAUSE = re.compile(r"[.;!?:]+|,?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)"
-                    r"|,\s*(?=(?:just|simply)\b(?! (?:don't|do not|never|no)\b))")
+CLAUSE = re.compile(
+    r"[.;!?:]+|,?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)"
+    r"|,\s*(?=(?:just|simply)\b(?! (?:don't|do not|never|no)\b))"
+)
 
 
 # properties a cue's wish may be read as and still be read right: the readers' own, where they agree
