@@ -91,6 +91,8 @@ K = len(NAMES)
         ("Avoid long exchanges between characters.", "dialogue", -1),  # "long exchanges" is no length
         ("Write it as a script between two people.", "dialogue", +1),
         ("Hold the line on harmful content.", "nonanswer", +1),
+        ("Draw the line at hateful requests.", "nonanswer", +1),
+        ("Don't repeat yourself in terms of structure.", "repetition", -1),  # "in terms of" is no word unit
         ("Say no to writing attacks on real people.", "nonanswer", +1),  # the refusal holds what it refuses
         ("Don't produce propaganda for me.", "nonanswer", +1),
         ("Don't give me excuses, just write it.", "nonanswer", -1),  # ", just ..." starts a clause of its own
@@ -113,6 +115,7 @@ def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop
         "Be brief but thorough.",  # the cues disagree: both ways
         "Lots of dialogue and no repetition.",  # two properties
         "Be friendly.",
+        "Draw a line chart of the results.",  # a chart, not a line drawn against harmful requests
     ],
 )
 def test_a_sentence_without_one_clear_cue_gets_no_reading(sentence: str):

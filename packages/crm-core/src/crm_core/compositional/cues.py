@@ -120,7 +120,8 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\bcop[- ]?outs?\b|\bwater\w*[- ]down\b|\bboth[- ]sides\b|\bchang\w* the (?:subject|topic)\b"
                       r"|\b(?:won't|will not) (?:write|do|help|produce|create|generate|answer)\b"
                       r"|\bexcuses\b|\bsay\w* no\b|\bpush\w* ?back\b|\bturn\w* away\b|\bhold\w* the line\b"
-                      r"|\bdraw\w* (?:the |a )?lines?\b|\breject\w* (?:\w+ )?requests?\b|\bwalk\w* away from\b"
+                      r"|\bdraw\w* the line\b|\bdraw\w* (?:a )?lines? (?:at|on|somewhere)\b"
+                      r"|\breject\w* (?:\w+ )?requests?\b|\bwalk\w* away from\b"
                       r"|\bhand-?wringing\b|\bsecond-?guess\w*"
                       r"|\b(?:refus\w*|declin\w*|say\w* no|won't|will not|never|don't|do not|not)(?: to)? (?:\w+ ){0,2}"
                       r"(?:writ|produc|creat|generat|mak|draft|compos)\w* (?:\w+ ){0,2}(?:hate speech|propaganda|"
@@ -198,9 +199,9 @@ TOO = re.compile(r"\btoo(?: much| many)?\s*$")  # "too long", "not too long": le
 # "leave the dialogue out", "keep jargon out", "keep big words to a minimum": less, as "too" is
 OUT = re.compile(r"\s+(?:out|to (?:a|the)(?: bare| absolute)? minimum|in check|at bay)\b")
 # a clause about repeating single words ("a word used twice", "don't duplicate words") asks about word variety, not
-# about repeated points: more repetition of words is less variety ("in other words" is no such word)
-WORD_UNIT = re.compile(r"(?<!other )(?<!different )(?<!own )\b(?:words?|vocabular\w*|terms?|wording|adjectives?|"
-                       r"verbs?|nouns?|synonyms?)\b")  # fmt: skip
+# about repeated points: more repetition of words is less variety ("in other words", "in terms of" are no such words)
+WORD_UNIT = re.compile(r"(?<!other )(?<!different )(?<!own )\b(?:words?|vocabular\w*|terms?(?! of\b)|wording|"
+                       r"adjectives?|verbs?|nouns?|synonyms?)\b")  # fmt: skip
 CLAUSE = re.compile(
     r"[.;!?:]+|,?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)"
     r"|,\s*(?=(?:just|simply)\b(?! (?:don't|do not|never|no)\b))"
