@@ -45,18 +45,7 @@ def main(argv: list[str] | None = None) -> int:
 
     judge = Judge(args.model, args.embeddings, "onnx")
     scorer, shipped = judge.scorer, judge.scorer.serving
-    banks = {"development": P.development_bank(), "second development": P.second_development_bank(),
-             "length in units": P.unit_development_sentences(),
-             "negation and idiom": P.negation_development_sentences(),
-             "wishes as typed (the six)": P.wish_development_sentences(),
-             "wishes as typed, second set (the six)": P.second_wish_development_sentences(),
-             "wishes as typed, third set (variety, repetition)": P.third_wish_development_sentences(),
-             "wishes as typed, fourth set (variety, repetition)": P.fourth_wish_development_sentences(),
-             "wishes as typed, fifth set (dialogue, nonanswer)": P.fifth_wish_development_sentences(),
-             "wishes as typed, sixth set (dialogue, nonanswer)": P.sixth_wish_development_sentences(),
-             "third development": P.third_development_bank(),
-             "fourth development": P.fourth_development_bank(),
-             "fifth development": P.fifth_development_bank()}  # fmt: skip
+    banks = P.reading_banks()
     train = [g for g in S.answer_groups(args.shared) if S.split(g[0]) == "train"]
     train = [train[i] for i in np.random.default_rng(0).choice(len(train), min(args.groups, len(train)), replace=False)]
     groups = make_groups(train, judge.features)

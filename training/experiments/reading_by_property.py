@@ -89,19 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.output:
             args.output.write_text(json.dumps({"model": str(args.model), "training": results}, indent=1) + "\n")
         return 0
-    banks = {"development": P.development_bank(), "second development": P.second_development_bank(),
-             "length in units": P.unit_development_sentences(),
-             "negation and idiom": P.negation_development_sentences(),
-             "wishes as typed (the six)": P.wish_development_sentences(),
-             "wishes as typed, second set (the six)": P.second_wish_development_sentences(),
-             "wishes as typed, third set (variety, repetition)": P.third_wish_development_sentences(),
-             "wishes as typed, fourth set (variety, repetition)": P.fourth_wish_development_sentences(),
-             "wishes as typed, fifth set (dialogue, nonanswer)": P.fifth_wish_development_sentences(),
-             "wishes as typed, sixth set (dialogue, nonanswer)": P.sixth_wish_development_sentences(),
-             "third development": P.third_development_bank(),
-             "fourth development": P.fourth_development_bank(),
-             "fifth development": P.fifth_development_bank(),
-             "the issue's examples": [P.Phrasing(*example) for example in ISSUE_EXAMPLES]}  # fmt: skip
+    banks = P.reading_banks() | {"the issue's examples": [P.Phrasing(*example) for example in ISSUE_EXAMPLES]}
     if args.validation:
         banks = {"validation": P.validation_bank()}
     results: dict = {}

@@ -213,6 +213,21 @@ def sixth_wish_development_sentences() -> list[Phrasing]:
     return _sentences(SIXTH_WISH_DEVELOPMENT_SENTENCES)
 
 
+def reading_banks() -> dict[str, list[Phrasing]]:
+    """Every development set the reading checks read (training/experiments/reading_by_property.py, cue_reader.py;
+    training/promote.py compares them by these names), in one order."""
+    return {"development": development_bank(), "second development": second_development_bank(),
+            "length in units": unit_development_sentences(), "negation and idiom": negation_development_sentences(),
+            "wishes as typed (the six)": wish_development_sentences(),
+            "wishes as typed, second set (the six)": second_wish_development_sentences(),
+            "wishes as typed, third set (variety, repetition)": third_wish_development_sentences(),
+            "wishes as typed, fourth set (variety, repetition)": fourth_wish_development_sentences(),
+            "wishes as typed, fifth set (dialogue, nonanswer)": fifth_wish_development_sentences(),
+            "wishes as typed, sixth set (dialogue, nonanswer)": sixth_wish_development_sentences(),
+            "third development": third_development_bank(), "fourth development": fourth_development_bank(),
+            "fifth development": fifth_development_bank()}  # fmt: skip
+
+
 def negation_development_sentences() -> list[Phrasing]:
     """Whole sentences whose negation or idiom carries the direction ("Don't drag it out."), for every property."""
     return _sentences(NEGATION_DEVELOPMENT_SENTENCES)
