@@ -335,6 +335,12 @@ def test_the_phrasing_banks_share_no_sentence_and_cover_every_steered_property()
     )
     later = earlier | wishes_2 | third | fourth | fifth | wishes_3 | wishes_4
     assert len(wishes_5) == 48 and not wishes_5 & later and len(wishes_6) == 48 and not wishes_6 & (later | wishes_5)
+    wishes_7, wishes_8 = (
+        texts(phrasings.seventh_wish_development_sentences()),
+        texts(phrasings.eighth_wish_development_sentences()),
+    )
+    later |= wishes_5 | wishes_6
+    assert len(wishes_7) == 28 and not wishes_7 & later and len(wishes_8) == 24 and not wishes_8 & (later | wishes_7)
     by_prop = {p.prop: set() for p in phrasings.development_bank()}
     for p in phrasings.development_bank():
         by_prop[p.prop].add(p.sign)

@@ -99,6 +99,21 @@ K = len(NAMES)
         ("Stop second-guessing my requests.", "nonanswer", -1),
         ("Write the piece exactly as requested.", "nonanswer", -1),
         ("Don't say the same thing in different words.", "repetition", -1),  # "in different words" is no word
+        # VERSION 6: dialogue in more words (voices, interviews, quoting, speech, silent characters)
+        ("Let me hear the characters' voices.", "dialogue", +1),
+        ("Write it as an interview.", "dialogue", +1),
+        ("Format it as a Q&A between two characters.", "dialogue", +1),
+        ("Have the hero and the villain trade words.", "dialogue", +1),
+        ("I love reading what characters say out loud.", "dialogue", +1),  # "out loud" is no "leave it out"
+        ("More speech, less exposition.", "dialogue", +1),
+        ("I prefer stories without speech.", "dialogue", -1),
+        ("Quotes from characters bore me.", "dialogue", -1),
+        ("Paraphrase their words instead of quoting them.", "dialogue", -1),
+        ("Summarize what they said instead of quoting them.", "dialogue", -1),
+        ("Describe what happens without anyone speaking.", "dialogue", -1),
+        ("Stay in the narrator's voice throughout.", "dialogue", -1),
+        ("Avoid people talking at length.", "dialogue", -1),  # "at length" after talking is no length
+        ("Don't write hate speech even if I ask.", "nonanswer", +1),  # hate speech is no dialogue
     ],
 )
 def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop: str, sign: int):
@@ -116,6 +131,8 @@ def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop
         "Lots of dialogue and no repetition.",  # two properties
         "Be friendly.",
         "Draw a line chart of the results.",  # a chart, not a line drawn against harmful requests
+        "No quoting people.",  # quotations from people: the older quotes property, the readers' own
+        "Label each part of speech.",  # grammar, not characters speaking
     ],
 )
 def test_a_sentence_without_one_clear_cue_gets_no_reading(sentence: str):

@@ -50,6 +50,8 @@ READING_BANKS = [
     "wishes as typed, fourth set (variety, repetition)",
     "wishes as typed, fifth set (dialogue, nonanswer)",
     "wishes as typed, sixth set (dialogue, nonanswer)",
+    "wishes as typed, seventh set (dialogue)",
+    "wishes as typed, eighth set (dialogue)",
     "third development",
     "fourth development",
     "fifth development",

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-VERSION = "5"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "6"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -39,7 +39,8 @@ _CUES: list[tuple[str, int, str]] = [
                   r"spare no|some|enough) detail\b|\bthorough(?:ly|ness)?\b|\bin[- ]depth\b|\belaborat\w*"
                   r"|\bcomprehensive\w*"
                   r"|\bexhaustive\w*|\blengthy\b|\blong[- ]winded\b|\bwordy\b|\bwordiness\b|\bverbos\w*|\brambl\w*"
-                  r"|\bpadding\b|\bfluff\w*|\bwaffl\w*|\bfiller\b|\bwalls? of text\b|\bat length\b|\bdeep[- ]dives?\b"
+                  r"|\bpadding\b|\bfluff\w*|\bwaffl\w*|\bfiller\b|\bwalls? of text\b|\bdeep[- ]dives?\b"
+                  r"|(?<!talking )(?<!speaking )(?<!talk )(?<!speak )\bat length\b"
                   r"|\bgo(?:es)? on and on\b|\bdrag\w* (?:it |things |this )?(?:on|out)\b|\bflesh\w* (?:it )?out\b"
                   r"|\bspell\w* (?:it|everything|things) out\b|\bexpand\w* on\b"
                   r"|(?<!as )\blong(?:er)?\b(?![- ](?:sentences?|paragraphs?|words?|lists?|titles?|stor(?:y|ies)|"
@@ -52,11 +53,26 @@ _CUES: list[tuple[str, int, str]] = [
     ("dialogue", +1, r"\bdialog(?:ue)?s?\b|\bconversations?\b|\bbanter\b|\bback[- ]and[- ]forth\b"
                      r"|\b(?:direct|quoted) speech\b|\bspoken (?:lines?|exchanges?|words)\b"
                      r"|\btalking\b(?! (?:down|about|to me)\b)"
-                     r"|\b(?:characters?|people|persons?|they|them)(?: \w+){0,2} (?:talk|speak|chat|convers|argu)\w*"
+                     r"|\b(?:characters?|people|persons?|they|them|anyone|anybody|someone|somebody|everyone|"
+                     r"everybody)(?: \w+){0,2} (?:talk|speak|chat|convers|argu|discuss)\w*"
                      r"|\b(?:lively|witty|snappy|sharp|spoken|verbal|heated)? ?exchanges? between\b"
                      r"|\b(?:lively|witty|snappy|sharp|spoken|verbal) exchanges?\b|\bchatter\b|\bchit-?chat\b"
-                     r"|\brepartee\b|\bscreenplay\b|\b(?:as|like|into|make it) a (?:script|screenplay|play)\b"),
-    ("dialogue", -1, r"\bnarrat(?:e|es|ed|ing|ion)\b|\b(?:nobody|no one) (?:\w+ ){0,2}(?:talk|speak|chat)\w*"),
+                     r"|\brepartee\b|\bscreenplay\b|\b(?:as|like|into|make it|in the form of) an? (?:script|"
+                     r"screenplay|play|interview|q&a|conversation|debate)\b"
+                     r"|(?<!hate )(?<!free )(?<!freedom of )(?<!parts of )(?<!part of )(?<!figures of )"
+                     r"(?<!figure of )\bspeech\b(?! (?:recognition|to text|synthesis|therapy))|\bspeaking (?:parts?|"
+                     r"roles?|lines?)\b|\bcharacters?(?:'s|s')? (?:own )?voices?\b|\bin (?:their|his|her) own words\b"
+                     r"|\bquot\w* (?:the |their |his |her )?(?:characters?|them|speakers?)\b"
+                     r"|\bquotes? (?:from|by) (?:the )?characters?\b|\b(?:their|his|her) words in quot\w*"
+                     r"|\btrad\w* (?:lines|words|barbs|insults|quips|jabs)\b|\bexchang\w* (?:of )?(?:lines|barbs|"
+                     r"insults|quips|jabs)\b"
+                     r"|\b(?:(?:phone )?call|argument|debate|discussion|talk|chat)s? between\b|\bbicker\w*"
+                     r"|\bsquabbl\w*|\bmonologu\w*|\bact\w* (?:it|this|the scene|them|things) out\b"
+                     r"|\bwhat (?:the )?(?:characters?|people|they|he|she) (?:say|said|says)\b"),
+    ("dialogue", -1, r"\bnarrat(?:e|es|ed|ing|ion)\b|\b(?:nobody|no one) (?:\w+ ){0,2}(?:talk|speak|chat)\w*"
+                     r"|\bnarrator(?:'s)? voice\b|\bsummari[sz]\w* what (?:the )?(?:characters?|people|they|he|she) "
+                     r"(?:say|said|says)\b|\bparaphras\w* (?:\w+ ){0,3}(?:instead of|rather than) quot\w*"
+                     r"(?: (?:them|him|her|the characters?))?"),
     ("repetition", +1, r"(?<!non-)(?<!non)\brepeat\w*(?! words)|(?<!non-)(?<!non)\brepetit\w*|\bredundan\w*"
                        r"|\bover and over\b|\bgo(?:es|ing)? (?:a?round )?in circles\b"
                        r"|\brehash\w*|\breiterat\w*|\brestat\w*|\bsame (?:point|thing|idea)s?\b"
@@ -197,7 +213,7 @@ FRAMES = re.compile(r"\b(?:when|whenever|if|by|with|of|about|is|are|was|were|tha
 TOO_WORD = re.compile(r"\btoo\b")  # a "too" anywhere decides the amount: no framing reads past it
 TOO = re.compile(r"\btoo(?: much| many)?\s*$")  # "too long", "not too long": less, whatever negates it
 # "leave the dialogue out", "keep jargon out", "keep big words to a minimum": less, as "too" is
-OUT = re.compile(r"\s+(?:out|to (?:a|the)(?: bare| absolute)? minimum|in check|at bay)\b")
+OUT = re.compile(r"\s+(?:out(?! loud)|to (?:a|the)(?: bare| absolute)? minimum|in check|at bay)\b")
 # a clause about repeating single words ("a word used twice", "don't duplicate words") asks about word variety, not
 # about repeated points: more repetition of words is less variety ("in other words", "in terms of" are no such words)
 WORD_UNIT = re.compile(r"(?<!other )(?<!different )(?<!own )\b(?:words?|vocabular\w*|terms?(?! of\b)|wording|"

@@ -58,6 +58,8 @@ THIRD_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_3"])
 FOURTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_4"])
 FIFTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_5"])
 SIXTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_6"])
+SEVENTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_7"])
+EIGHTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_8"])
 
 
 @dataclass(frozen=True)
@@ -213,6 +215,17 @@ def sixth_wish_development_sentences() -> list[Phrasing]:
     return _sentences(SIXTH_WISH_DEVELOPMENT_SENTENCES)
 
 
+def seventh_wish_development_sentences() -> list[Phrasing]:
+    """A seventh set, for dialogue alone (voices, interviews, quoting, silent characters): the word lists' VERSION 6
+    was widened on it."""
+    return _sentences(SEVENTH_WISH_DEVELOPMENT_SENTENCES)
+
+
+def eighth_wish_development_sentences() -> list[Phrasing]:
+    """An eighth set for dialogue, written with the seventh and read only after VERSION 6 was made."""
+    return _sentences(EIGHTH_WISH_DEVELOPMENT_SENTENCES)
+
+
 def reading_banks() -> dict[str, list[Phrasing]]:
     """Every development set the reading checks read (training/experiments/reading_by_property.py, cue_reader.py;
     training/promote.py compares them by these names), in one order."""
@@ -224,6 +237,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, fourth set (variety, repetition)": fourth_wish_development_sentences(),
             "wishes as typed, fifth set (dialogue, nonanswer)": fifth_wish_development_sentences(),
             "wishes as typed, sixth set (dialogue, nonanswer)": sixth_wish_development_sentences(),
+            "wishes as typed, seventh set (dialogue)": seventh_wish_development_sentences(),
+            "wishes as typed, eighth set (dialogue)": eighth_wish_development_sentences(),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
