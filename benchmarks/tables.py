@@ -101,10 +101,9 @@ def report_card_table(r: dict | None = None) -> str:
 
 
 PREVIOUS = (
-    "Previous stop: the same folder run by the previous stop's code (ea5740f), whose non-answer measure did not know "
-    'an answer that is only a preamble ("Sure!", "Here is a recipe:") and whose word lists knew fewer words for word '
-    'variety, repetition, dialogue and declining ("Don\'t harp on the same point.", "Swap in synonyms.", "Hold the '
-    'line on harmful content."): cues VERSION 3, now 5 (docs/experiments.md).'
+    "Previous stop: the same folder run by the previous stop's code (79e4953), whose word lists knew fewer words "
+    'for dialogue ("Let me hear the characters\' voices.", "Write it as an interview.", "Quotes from characters bore '
+    'me."): cues VERSION 5, now 6 (docs/experiments.md).'
 )
 
 

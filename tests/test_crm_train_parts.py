@@ -341,6 +341,12 @@ def test_the_phrasing_banks_share_no_sentence_and_cover_every_steered_property()
     )
     later |= wishes_5 | wishes_6
     assert len(wishes_7) == 28 and not wishes_7 & later and len(wishes_8) == 24 and not wishes_8 & (later | wishes_7)
+    wishes_9, wishes_10 = (
+        texts(phrasings.ninth_wish_development_sentences()),
+        texts(phrasings.tenth_wish_development_sentences()),
+    )
+    later |= wishes_7 | wishes_8
+    assert len(wishes_9) == 28 and not wishes_9 & later and len(wishes_10) == 24 and not wishes_10 & (later | wishes_9)
     by_prop = {p.prop: set() for p in phrasings.development_bank()}
     for p in phrasings.development_bank():
         by_prop[p.prop].add(p.sign)

@@ -114,6 +114,22 @@ K = len(NAMES)
         ("Stay in the narrator's voice throughout.", "dialogue", -1),
         ("Avoid people talking at length.", "dialogue", -1),  # "at length" after talking is no length
         ("Don't write hate speech even if I ask.", "nonanswer", +1),  # hate speech is no dialogue
+        # VERSION 7: AI-sounding prose in everyday words, and three more complaints
+        ("That smooth ChatGPT polish is what I like.", "ai_prose", +1),
+        ("Write in the style of a helpful AI assistant.", "ai_prose", +1),
+        ("Go full ChatGPT on it.", "ai_prose", +1),
+        ("The machine-written feel doesn't bother me.", "ai_prose", +1),  # "doesn't bother" is no complaint
+        ("Skip the 'in today's fast-paced world' openers.", "ai_prose", -1),
+        ("Enough of the em-dashes and 'not just X, but Y'.", "ai_prose", -1),  # "enough of" turns
+        ("I can tell when a bot wrote it, and I hate it.", "ai_prose", -1),  # a complaint closing the clause
+        ("Write with a real voice, not a template.", "ai_prose", -1),
+        ("Make it read like it came from a person.", "ai_prose", -1),
+        ("The usual AI fluff makes me stop reading.", "ai_prose", -1),  # AI fluff is stock prose, not length
+        ("I want prose that doesn't scream AI.", "ai_prose", -1),
+        ("It's a shame when stories read like a bot wrote them.", "ai_prose", -1),
+        ("Answers are worse with long-winded answers.", "words", -1),
+        ("I get irritated by generic AI writing tics.", "ai_prose", -1),  # "by" still frames the complaint
+        ("Not enough of the dialogue.", "dialogue", +1),  # "not enough" asks for more: no "enough of" turn
     ],
 )
 def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop: str, sign: int):
@@ -133,6 +149,7 @@ def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop
         "Draw a line chart of the results.",  # a chart, not a line drawn against harmful requests
         "No quoting people.",  # quotations from people: the older quotes property, the readers' own
         "Label each part of speech.",  # grammar, not characters speaking
+        "Explain it from a machine learning perspective.",  # machine learning, not machine-made prose
     ],
 )
 def test_a_sentence_without_one_clear_cue_gets_no_reading(sentence: str):

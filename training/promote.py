@@ -52,6 +52,8 @@ READING_BANKS = [
     "wishes as typed, sixth set (dialogue, nonanswer)",
     "wishes as typed, seventh set (dialogue)",
     "wishes as typed, eighth set (dialogue)",
+    "wishes as typed, ninth set (AI prose)",
+    "wishes as typed, tenth set (AI prose)",
     "third development",
     "fourth development",
     "fifth development",

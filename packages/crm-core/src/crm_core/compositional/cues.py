@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-VERSION = "6"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "7"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -119,18 +119,28 @@ _CUES: list[tuple[str, int, str]] = [
                             r"(?:words|wording|language|vocabular\w*|terms)\b|\bplain english\b"),
     ("ai_prose", +1, r"\b(?:ai|a\.i\.|chatbot|chat ?gpt|gpt|llm|machine|robot|bot|assistant)[- ]?(?:sounding|like|"
                      r"generated|written|made|ish|isms?|style[ds]?|flavou?red|speak|prose|writing|tics?|slop|"
-                     r"clich\w*|buzzwords?|phrases?|phrasing|wording|voice|tone)\b"
-                     r"|\b(?:like|as if|as though|by|from) (?:an? |the )?"
-                     r"(?:ai|chatbot|machine|robot|bot|chat ?gpt|gpt|llm)\b"
+                     r"clich\w*|buzzwords?|phrases?|phrasing|wording|voice|tone|polish|flourish\w*|grandeur|feel|"
+                     r"vocabulary|fluff|filler)\b"
+                     r"|\b(?:like|as if|as though|style of) (?:an? |the )?(?:\w+ )?"
+                     r"(?:ai|chatbot|machine|robot|bot|chat ?gpt|gpt|llm|language model)\b(?! learning)"
+                     r"|\b(?:by|from) (?:an? |the )?(?:ai|chatbot|machine|robot|bot|chat ?gpt|gpt|llm)\b(?! learning)"
                      r"|\b(?:corporate|marketing|business)[- ](?:speak|jargon|language|copy|tone)\b"
                      r"|\bclich\w*|\bstock (?:phrases?|words?|expressions?|prose|language|lines?)\b|\bpurple prose\b"
                      r"|\bslop\b|\bboilerplate\b|\bbuzzwords?\b|\bdelve\b|\btapestry\b|\bformulaic\b|\brobotic\b"
                      r"|\b(?:canned|generic|overwrought|flowery) (?:prose|phrases?|language|writing|wording)\b"
-                     r"|\bsounds? (?:like )?(?:an? )?(?:ai|chatbot|machine|robot|bot|llm)\b|\bgenerated\b"),
-    ("ai_prose", -1, r"\b(?:human|natural|authentic|genuine)[- ]?(?:sounding|voice|prose|writing|tone|language|"
+                     r"|\bsounds? (?:like )?(?:an? )?(?:ai|chatbot|machine|robot|bot|llm)\b|\bgenerated\b"
+                     r"|\bgo(?:es|ing)? full (?:ai|chatbot|chat ?gpt|gpt|llm|robot)\b|\bem[- ]?dash\w*"
+                     r"|\b(?:grand|sweeping|grandiose|lofty)(?:,? \w+)? (?:phrases?|phrasing|language|statements?)\b"
+                     r"|\bfast[- ]paced world\b|\blet's dive\b|\bdive right in\b|\bever[- ]evolving\b"
+                     r"|\bscream\w* (?:ai|chatbot|chat ?gpt|gpt|llm|machine|robot|bot)\b"
+                     r"|\b(?:an? |the )?(?:ai|bot|chatbot|robot|machine|llm|chat ?gpt|gpt|language model) (?:wrote|"
+                     r"writes|generated)\b"),
+    ("ai_prose", -1, r"\b(?:human|natural|authentic|genuine|real)[- ]?(?:sounding|voice|prose|writing|tone|language|"
                      r"feel|written)\b|\b(?:like|as) (?:a |an )?(?:human(?: being)?|person|real person|writer|"
                      r"novelist|people)\b|\bsounds? human\b"
-                     r"|\b(?:fresh|original) (?:wording|prose|language|phrasing)\b"),
+                     r"|\b(?:fresh|original) (?:wording|prose|language|phrasing)\b"
+                     r"|\b(?:came|come|comes|written|made) (?:from|by) (?:a |an )?(?:real )?(?:human(?: being)?|"
+                     r"person|writer)\b"),
     ("nonanswer", +1, r"\brefus\w*|\bdeclin\w*|\bturn\w* down\b|\bdeflect\w*|\bdodg\w*|\bevasi\w*|\bevad\w*"
                       r"|\bsidestep\w*|\blectur\w*|\bmorali[sz]\w*|\bpreach\w*|\bsermon\w*|\bnon-?answers?\b"
                       r"|\bcop[- ]?outs?\b|\bwater\w*[- ]down\b|\bboth[- ]sides\b|\bchang\w* the (?:subject|topic)\b"
@@ -165,7 +175,8 @@ NEGATOR = re.compile(
     r"\b(?:no|not|never|nothing|none|nobody|no one|without|avoid\w*|skip\w*|stop\w*|quit\w*|cut\w*|drop\w*|less|fewer|"
     r"hat(?:e|es|ed|ing)|dislike\w*|detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare me|free of|"
     r"minus|ditch\w*|lose the|"
-    r"enough with|away with|instead of|rather than|don't|do not|doesn't|does not|shouldn't|should not|won't|isn't|"
+    r"enough with|(?<!not )(?<!never )enough of|away with|instead of|rather than|don't|do not|doesn't|does not|"
+    r"shouldn't|should not|won't|isn't|"
     r"aren't|refrain from|steer clear of|limit\w*|minimi[sz]\w*|reduce\w*|tone down|go easy on|ban|no more|zero|"
     r"against|tired of|sick of|allergic to|anything but|without any|hold\w* back on|minimal|minimum|hardly any|"
     r"barely any|(?<!a )little|could do without|had enough of|(?:i'm|i am) (?:so )?over|count me out|"
@@ -175,7 +186,8 @@ NEGATOR = re.compile(
     r"couldn't care less (?:about|for))\b"
 )  # fmt: skip
 COMPLAINT = re.compile(
-    r"\b(?:put\w* me off|turn\w* me off|annoy\w*|bother\w*|irritat\w*|(?:is|are) (?:a )?no[- ]go|(?:is|are) not "
+    r"\b(?:put\w* me off|turn\w* me off|(?<!n't )(?<!not )(?:annoy\w*|bother\w*|irritat\w*)|"
+    r"(?:is|are) (?:a )?no[- ]go|(?:is|are) not "
     r"(?:welcome|wanted|needed|ok|okay|for me)|drive\w* me (?:crazy|nuts|mad)|get\w* old|(?:is|are) (?:tiresome|"
     r"grating|unbearable|a turn-off|the worst|overrated)|make\w* me (?:cringe|stop reading)|irk\w*|(?:can|has to|"
     r"have to|must|needs? to) go|wear\w* thin|ruin\w*|no thanks|not my thing|deal[- ]?breakers?|useless|"
@@ -184,8 +196,12 @@ COMPLAINT = re.compile(
     r"cheesy|tacky|gimmicky|corny|cring\w*|childish|unprofessional|off-?putting|distract\w*|clutter\w*|"
     r"get\w* in the way|waste of (?:space|time|words|my time)|noise|unwanted|unwelcome|unhelpful|irrelevant|"
     r"overdone|overused|obnoxious|gratuitous|over the top|drive\w* me up the wall|bug\w* me|suck|"
-    r"(?:don't|do not|doesn't|does not|never) help\w*|(?:is|are) too much|frustrat\w*)\b"
+    r"(?:don't|do not|doesn't|does not|never) help\w*|(?:is|are) too much|frustrat\w*|a shame|"
+    r"(?:is|are|feels?|reads?|looks?) worse(?! without))\b"
 )  # fmt: skip
+# a complaint about the whole clause at its end ("I can tell when a bot wrote it, and I hate it."): a turn after the
+# cue only (before it, "hate" is a negator already)
+TRAILING = re.compile(r"\band (?:i|we) (?:hate|dislike|detest|loathe|can't stand|cannot stand) (?:it|that|them)\b")
 # phrases with a negator that ask for more of what follows
 MORE_IDIOM = re.compile(r"\bspare no\b|\bdon't hold back(?: on)?\b|\bdo not hold back(?: on)?\b|\bcan't get enough of\b"
                         r"|\bno shortage of\b|\bdon't skimp(?: on)?\b|\bdo not skimp(?: on)?\b|\bdon't mind\b"
@@ -254,7 +270,8 @@ def _sign_in_clause(clause: str, start: int, end: int, base: int, spans: list[tu
         if a < start:
             before = before[:a] + " " * (min(b, start) - a) + before[min(b, start) :]
     framing = sum(bool(FRAMES.search(before[m.end() :])) for m in COMPLAINT.finditer(before))
-    flips = len(NEGATOR.findall(before)) + len(COMPLAINT.findall(clause[end:])) + framing
+    after = clause[end:]
+    flips = len(NEGATOR.findall(before)) + len(COMPLAINT.findall(after)) + len(TRAILING.findall(after)) + framing
     return base * (-1) ** flips
 
 

@@ -60,6 +60,8 @@ FIFTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_5"])
 SIXTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_6"])
 SEVENTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_7"])
 EIGHTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_8"])
+NINTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_9"])
+TENTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_10"])
 
 
 @dataclass(frozen=True)
@@ -226,6 +228,17 @@ def eighth_wish_development_sentences() -> list[Phrasing]:
     return _sentences(EIGHTH_WISH_DEVELOPMENT_SENTENCES)
 
 
+def ninth_wish_development_sentences() -> list[Phrasing]:
+    """A ninth set, for AI-sounding prose alone (GPT-isms, "dive in", "scream AI"): the word lists' VERSION 7 was
+    widened on it."""
+    return _sentences(NINTH_WISH_DEVELOPMENT_SENTENCES)
+
+
+def tenth_wish_development_sentences() -> list[Phrasing]:
+    """A tenth set for AI-sounding prose, written with the ninth and read only after VERSION 7 was made."""
+    return _sentences(TENTH_WISH_DEVELOPMENT_SENTENCES)
+
+
 def reading_banks() -> dict[str, list[Phrasing]]:
     """Every development set the reading checks read (training/experiments/reading_by_property.py, cue_reader.py;
     training/promote.py compares them by these names), in one order."""
@@ -239,6 +252,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, sixth set (dialogue, nonanswer)": sixth_wish_development_sentences(),
             "wishes as typed, seventh set (dialogue)": seventh_wish_development_sentences(),
             "wishes as typed, eighth set (dialogue)": eighth_wish_development_sentences(),
+            "wishes as typed, ninth set (AI prose)": ninth_wish_development_sentences(),
+            "wishes as typed, tenth set (AI prose)": tenth_wish_development_sentences(),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
