@@ -298,10 +298,15 @@ OTHER_LANGUAGE = NAMES.index("other_language")
 NONANSWER = NAMES.index("nonanswer")
 
 
-def measure(text: str) -> np.ndarray:
-    """The properties of one response, in PROPERTIES order (float64)."""
+def measure(text: str, query: str | None = None) -> np.ndarray:
+    """The properties of one response, in PROPERTIES order (float64); with its `query`, `nonanswer` knows the prompt
+    (measured once, not once without it and again with it)."""
     parsed = parse(text)
-    return np.array([p.measure(parsed) for p in PROPERTIES], dtype=np.float64)
+    out = np.array([0.0 if query is not None and k == NONANSWER else p.measure(parsed)
+                    for k, p in enumerate(PROPERTIES)], dtype=np.float64)  # fmt: skip
+    if query is not None:
+        out[NONANSWER] = float(why_nonanswer(query, text) is not None)
+    return out
 
 
 def measure_many(texts: Sequence[str], queries: Sequence[str] | None = None) -> np.ndarray:
@@ -309,10 +314,9 @@ def measure_many(texts: Sequence[str], queries: Sequence[str] | None = None) -> 
     knowing the prompt (a greeting answers "Hello there"; "1." answers "How many ...?")."""
     out = np.zeros((len(texts), len(PROPERTIES)), dtype=np.float32)
     for i, text in enumerate(texts):
-        out[i] = measure(text)
+        out[i] = measure(text, None if queries is None else queries[i])
     if queries is not None:
         out[:, OTHER_LANGUAGE] = other_languages(queries, texts)
-        out[:, NONANSWER] = [why_nonanswer(q, t) is not None for q, t in zip(queries, texts, strict=True)]
     return out
 
 
