@@ -202,14 +202,24 @@ def test_the_heads_use_the_cue_where_the_readers_read_nothing_are_unsure_or_read
 
 
 def test_a_cue_read_within_its_family_keeps_the_readers_choice_of_property():
-    """ "Flat refusals would be welcome." read unsure as refusal: the cue (non-answers, more) makes that reading sure
-    on refusal, the property the readers chose within the cue's family, not on nonanswer."""
-    refusal = NAMES.index("refusal")
+    """ "Keep it brief." read unsure as fewer sentences: the cue (less of words) makes that reading sure on
+    sentences, the property the readers chose within the cue's family, not on words."""
+    sentences = NAMES.index("sentences")
     heads = heads_with({"cue_reader": 2.0})
     memory = heads.ruled_memory
-    unsure_refusal = weights_on(refusal=0.3, caveats=0.28)
-    out = heads._cue_read(unsure_refusal, "Flat refusals would be welcome.", memory, soft=True)
-    assert "refusal" in family("nonanswer") and out[refusal] == pytest.approx(2.0) and np.count_nonzero(out) == 1
+    unsure = weights_on(sentences=-0.3, caveats=0.28)
+    out = heads._cue_read(unsure, "Keep it brief.", memory, soft=True)
+    assert "sentences" in family("words") and out[sentences] == pytest.approx(-2.0) and np.count_nonzero(out) == 1
+
+
+def test_a_wish_about_declining_read_as_refusal_is_served_on_nonanswer():
+    """ "Flat refusals would be welcome." read as the older refusal property: the cue (non-answers, more) moves it to
+    nonanswer, the measure that holds evasions too."""
+    refusal, nonanswer = NAMES.index("refusal"), NAMES.index("nonanswer")
+    heads = heads_with({"cue_reader": 2.0})
+    sure_refusal = weights_on(refusal=1.9)
+    out = heads._cue_read(sure_refusal, "Flat refusals would be welcome.", heads.ruled_memory, soft=True)
+    assert "refusal" not in family("nonanswer") and out[nonanswer] == pytest.approx(2.0) and out[refusal] == 0
 
 
 def test_a_folder_reads_a_wish_its_readers_miss_once_the_cue_reader_is_served(tmp_path):

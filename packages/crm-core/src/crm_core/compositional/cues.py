@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-VERSION = "7"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "8"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -240,8 +240,10 @@ CLAUSE = re.compile(
 )
 
 
-# properties a cue's wish may be read as and still be read right: the readers' own, where they agree
-FAMILY = {"words": ("words", "sentences", "paragraphs"), "nonanswer": ("nonanswer", "refusal")}
+# properties a cue's wish may be read as and still be read right: the readers' own, where they agree. A wish about
+# declining or complying is served on `nonanswer`, not on the older `refusal` the readers often choose: the non-answer
+# measure holds refusals and evasions both, and the caution reading works on it (docs/experiments.md, twentieth stop)
+FAMILY = {"words": ("words", "sentences", "paragraphs")}
 
 
 def family(prop: str) -> tuple[str, ...]:
