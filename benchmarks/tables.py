@@ -102,8 +102,9 @@ def report_card_table(r: dict | None = None) -> str:
 
 PREVIOUS = (
     "Previous stop: the same folder run by the previous stop's code (79e4953), whose word lists knew fewer words "
-    'for dialogue ("Let me hear the characters\' voices.", "Write it as an interview.", "Quotes from characters bore '
-    'me."): cues VERSION 5, now 6 (docs/experiments.md).'
+    'for dialogue and AI-sounding prose ("Let me hear the characters\' voices.", "Write it as an interview.", "No '
+    'GPT-isms.", "I want prose that doesn\'t scream AI.") and which served a wish about declining on the older refusal '
+    "property where the readers chose it: cues VERSION 5, now 8 (docs/experiments.md)."
 )
 
 

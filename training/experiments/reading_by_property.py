@@ -79,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--training", action="store_true",
                         help="instead: the training bank's own phrasings read back (its 120 whole sentences, and "
                         "1,500 drawn from the wide bank, seed 0), by the readers alone and as served")  # fmt: skip
+    parser.add_argument("--bank", action="append", metavar="NAME",
+                        help="read only this development set (repeatable; names as phrasings.reading_banks() gives "
+                        "them, e.g. 'wishes as typed, eighth set (dialogue)')")  # fmt: skip
     parser.add_argument("--validation", action="store_true",
                         help="instead: the validation bank (never trained on, never a choice's data), for reporting "
                         "a choice once it is made")  # fmt: skip
@@ -90,6 +93,11 @@ def main(argv: list[str] | None = None) -> int:
             args.output.write_text(json.dumps({"model": str(args.model), "training": results}, indent=1) + "\n")
         return 0
     banks = P.reading_banks() | {"the issue's examples": [P.Phrasing(*example) for example in ISSUE_EXAMPLES]}
+    if args.bank:
+        unknown = [name for name in args.bank if name not in banks]
+        if unknown:
+            parser.error(f"no development set named {unknown[0]!r}; known: {', '.join(map(repr, banks))}")
+        banks = {name: banks[name] for name in args.bank}
     if args.validation:
         banks = {"validation": P.validation_bank()}
     results: dict = {}
