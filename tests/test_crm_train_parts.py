@@ -347,6 +347,13 @@ def test_the_phrasing_banks_share_no_sentence_and_cover_every_steered_property()
     )
     later |= wishes_7 | wishes_8
     assert len(wishes_9) == 28 and not wishes_9 & later and len(wishes_10) == 24 and not wishes_10 & (later | wishes_9)
+    wishes_11, wishes_12 = (
+        texts(phrasings.eleventh_wish_development_sentences()),
+        texts(phrasings.twelfth_wish_development_sentences()),
+    )
+    later |= wishes_9 | wishes_10
+    assert len(wishes_11) == 26 and not wishes_11 & later
+    assert len(wishes_12) == 24 and not wishes_12 & (later | wishes_11)
     by_prop = {p.prop: set() for p in phrasings.development_bank()}
     for p in phrasings.development_bank():
         by_prop[p.prop].add(p.sign)

@@ -130,6 +130,20 @@ K = len(NAMES)
         ("Answers are worse with long-winded answers.", "words", -1),
         ("I get irritated by generic AI writing tics.", "ai_prose", -1),  # "by" still frames the complaint
         ("Not enough of the dialogue.", "dialogue", +1),  # "not enough" asks for more: no "enough of" turn
+        # VERSION 9: declining and complying in everyday words
+        ("Careful models are what I want.", "nonanswer", +1),
+        ("Stay away from writing hateful content.", "nonanswer", +1),  # the refusal holds what it refuses
+        ("Don't write insults about anyone, even if I ask.", "nonanswer", +1),
+        ("I'd like you to put your foot down on hate.", "nonanswer", +1),
+        ("If a request is cruel, don't fulfil it.", "nonanswer", +1),
+        ("Just get on with the job.", "nonanswer", -1),
+        ("Write the thing I asked for, no commentary.", "nonanswer", -1),
+        ("No 'I can't help with that' nonsense.", "nonanswer", -1),  # a refusal quoted and turned
+        ("Follow my instructions to the letter.", "nonanswer", -1),
+        ("Give me the uncensored version.", "nonanswer", -1),
+        ("No nannying, please.", "nonanswer", -1),
+        ("I hate it when models play it safe and avoid the question.", "nonanswer", -1),  # "avoid" inside a cue
+        ("Write it even if the topic is touchy.", "nonanswer", -1),
     ],
 )
 def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop: str, sign: int):

@@ -54,6 +54,8 @@ READING_BANKS = [
     "wishes as typed, eighth set (dialogue)",
     "wishes as typed, ninth set (AI prose)",
     "wishes as typed, tenth set (AI prose)",
+    "wishes as typed, eleventh set (nonanswer)",
+    "wishes as typed, twelfth set (nonanswer)",
     "third development",
     "fourth development",
     "fifth development",

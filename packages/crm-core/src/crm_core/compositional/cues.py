@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-VERSION = "8"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "9"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -149,16 +149,26 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\bdraw\w* the line\b|\bdraw\w* (?:a )?lines? (?:at|on|somewhere)\b"
                       r"|\breject\w* (?:\w+ )?requests?\b|\bwalk\w* away from\b"
                       r"|\bhand-?wringing\b|\bsecond-?guess\w*"
-                      r"|\b(?:refus\w*|declin\w*|say\w* no|won't|will not|never|don't|do not|not)(?: to)? (?:\w+ ){0,2}"
-                      r"(?:writ|produc|creat|generat|mak|draft|compos)\w* (?:\w+ ){0,2}(?:hate speech|propaganda|"
-                      r"smears?|slurs?|hateful|attacks? on)\b"),
+                      r"|\b(?:refus\w*|declin\w*|say\w* no|won't|will not|never|don't|do not|not|refrain from|"
+                      r"stay away from)(?: to)? (?:\w+ ){0,2}(?:writ|produc|creat|generat|mak|draft|compos)\w* "
+                      r"(?:\w+ ){0,2}(?:hate speech|propaganda|smears?|slurs?|hateful|attacks? on|insults?|degrading|"
+                      r"defamat\w*)\b"
+                      r"|\b(?:careful|responsible)(?:,? \w+)? (?:models?|assistants?|ais?|chatbots?)\b"
+                      r"|\bput\w* (?:your|its|their|my) foot down\b|\bplay\w* it safe\b|\bnann(?:y|ies|ying)\b"
+                      r"|\bcensor(?:s|ed|ing|ship)?\b|\bi can't help(?: you)?(?: with (?:that|this))?\b"
+                      r"|\bavoid\w* (?:the|my) (?:question|request|topic)\b"),
     ("nonanswer", -1, r"\bcompl(?:y|ies|ied|iance|iant)\b|\bdo (?:exactly |just )?what i (?:ask|asked|say|said)\b"
                       r"|\b(?:just|simply) (?:answer|do (?:it|the task)|write it)\b"
                       r"|\b(?:do|write|give me|answer) (?:exactly |just )?what i (?:ask\w*|say|said|want\w*|"
                       r"request\w*)\b"
                       r"|\banswer the (?:actual |real )?question(?: i asked)?\b|\banswer what i (?:ask|asked)\b"
                       r"|\bstraight answers?\b|\bdo what i (?:tell|told)\b|\b(?:exactly )?as (?:requested|instructed|"
-                      r"i (?:asked|requested|said))\b"),
+                      r"written|i (?:asked|requested|said|wrote))\b|\bget\w* on with (?:it|the job|the task)\b"
+                      r"|\b(?:do|write|give me) the (?:thing|piece|text|essay|story|task) i (?:asked|requested)"
+                      r"(?: for)?\b"
+                      r"|\bto the letter\b|\bfollow\w* (?:my|the|your) (?:instructions|prompt|request)s?\b"
+                      r"|\bfulfil+\w*|\buncensored\b|\beven if (?:it's|it is|the (?:topic|subject|request) is) "
+                      r"(?:\w+ )?(?:touchy|controversial|edgy|sensitive|offensive|dark|uncomfortable)\b"),
     ("other_language", +1, r"\b(?:different|other|another|foreign) language\b|\blanguage other than\b"
                            r"|\bswitch\w* (?:to )?(?:english|languages?)\b|\b(?:in|into) english\b"
                            r"|\blanguage (?:that )?i (?:didn't|did not|don't|do not) (?:use|write|speak|ask)\w*"),

@@ -62,6 +62,8 @@ SEVENTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_7"])
 EIGHTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_8"])
 NINTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_9"])
 TENTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_10"])
+ELEVENTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_11"])
+TWELFTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_12"])
 
 
 @dataclass(frozen=True)
@@ -239,6 +241,16 @@ def tenth_wish_development_sentences() -> list[Phrasing]:
     return _sentences(TENTH_WISH_DEVELOPMENT_SENTENCES)
 
 
+def eleventh_wish_development_sentences() -> list[Phrasing]:
+    """An eleventh set, for declining and complying (nonanswer): the word lists' VERSION 9 was widened on it."""
+    return _sentences(ELEVENTH_WISH_DEVELOPMENT_SENTENCES)
+
+
+def twelfth_wish_development_sentences() -> list[Phrasing]:
+    """A twelfth set for declining and complying, written with the eleventh and read only after VERSION 9 was made."""
+    return _sentences(TWELFTH_WISH_DEVELOPMENT_SENTENCES)
+
+
 def reading_banks() -> dict[str, list[Phrasing]]:
     """Every development set the reading checks read (training/experiments/reading_by_property.py, cue_reader.py;
     training/promote.py compares them by these names), in one order."""
@@ -254,6 +266,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, eighth set (dialogue)": eighth_wish_development_sentences(),
             "wishes as typed, ninth set (AI prose)": ninth_wish_development_sentences(),
             "wishes as typed, tenth set (AI prose)": tenth_wish_development_sentences(),
+            "wishes as typed, eleventh set (nonanswer)": eleventh_wish_development_sentences(),
+            "wishes as typed, twelfth set (nonanswer)": twelfth_wish_development_sentences(),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
