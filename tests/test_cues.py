@@ -164,6 +164,8 @@ def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop
         "No quoting people.",  # quotations from people: the older quotes property, the readers' own
         "Label each part of speech.",  # grammar, not characters speaking
         "Explain it from a machine learning perspective.",  # machine learning, not machine-made prose
+        "I can't help but love emoji.",  # no refusal quoted
+        "Avoid the topic of politics.",  # a topic left out, not a question dodged
     ],
 )
 def test_a_sentence_without_one_clear_cue_gets_no_reading(sentence: str):

@@ -155,8 +155,8 @@ _CUES: list[tuple[str, int, str]] = [
                       r"defamat\w*)\b"
                       r"|\b(?:careful|responsible)(?:,? \w+)? (?:models?|assistants?|ais?|chatbots?)\b"
                       r"|\bput\w* (?:your|its|their|my) foot down\b|\bplay\w* it safe\b|\bnann(?:y|ies|ying)\b"
-                      r"|\bcensor(?:s|ed|ing|ship)?\b|\bi can't help(?: you)?(?: with (?:that|this))?\b"
-                      r"|\bavoid\w* (?:the|my) (?:question|request|topic)\b"),
+                      r"|\bcensor(?:s|ed|ing|ship)?\b|\bi can't help(?: you)? with (?:that|this)\b"
+                      r"|\bavoid\w* (?:the|my) question\b|\bavoid\w* answering\b"),
     ("nonanswer", -1, r"\bcompl(?:y|ies|ied|iance|iant)\b|\bdo (?:exactly |just )?what i (?:ask|asked|say|said)\b"
                       r"|\b(?:just|simply) (?:answer|do (?:it|the task)|write it)\b"
                       r"|\b(?:do|write|give me|answer) (?:exactly |just )?what i (?:ask\w*|say|said|want\w*|"
