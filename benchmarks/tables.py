@@ -104,7 +104,7 @@ PREVIOUS = (
     "Previous stop: the same folder run by the previous stop's code (79e4953), whose word lists knew fewer words "
     'for dialogue and AI-sounding prose ("Let me hear the characters\' voices.", "Write it as an interview.", "No '
     'GPT-isms.", "I want prose that doesn\'t scream AI.") and which served a wish about declining on the older refusal '
-    "property where the readers chose it: cues VERSION 5, now 8 (docs/experiments.md)."
+    "property where the readers chose it: cues VERSION 5, now 9 (docs/experiments.md)."
 )
 
 
