@@ -336,20 +336,20 @@ def test_the_phrasing_banks_share_no_sentence_and_cover_every_steered_property()
     later = earlier | wishes_2 | third | fourth | fifth | wishes_3 | wishes_4
     assert len(wishes_5) == 48 and not wishes_5 & later and len(wishes_6) == 48 and not wishes_6 & (later | wishes_5)
     wishes_7, wishes_8 = (
-        texts(phrasings.seventh_wish_development_sentences()),
-        texts(phrasings.eighth_wish_development_sentences()),
+        texts(phrasings.wish_development_set(7)),
+        texts(phrasings.wish_development_set(8)),
     )
     later |= wishes_5 | wishes_6
     assert len(wishes_7) == 28 and not wishes_7 & later and len(wishes_8) == 24 and not wishes_8 & (later | wishes_7)
     wishes_9, wishes_10 = (
-        texts(phrasings.ninth_wish_development_sentences()),
-        texts(phrasings.tenth_wish_development_sentences()),
+        texts(phrasings.wish_development_set(9)),
+        texts(phrasings.wish_development_set(10)),
     )
     later |= wishes_7 | wishes_8
     assert len(wishes_9) == 28 and not wishes_9 & later and len(wishes_10) == 24 and not wishes_10 & (later | wishes_9)
     wishes_11, wishes_12 = (
-        texts(phrasings.eleventh_wish_development_sentences()),
-        texts(phrasings.twelfth_wish_development_sentences()),
+        texts(phrasings.wish_development_set(11)),
+        texts(phrasings.wish_development_set(12)),
     )
     later |= wishes_9 | wishes_10
     assert len(wishes_11) == 26 and not wishes_11 & later

@@ -58,12 +58,6 @@ THIRD_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_3"])
 FOURTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_4"])
 FIFTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_5"])
 SIXTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_6"])
-SEVENTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_7"])
-EIGHTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_8"])
-NINTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_9"])
-TENTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_10"])
-ELEVENTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_11"])
-TWELFTH_WISH_DEVELOPMENT_SENTENCES = _nouns(_DEVELOPMENT["wish_sentences_12"])
 
 
 @dataclass(frozen=True)
@@ -219,36 +213,11 @@ def sixth_wish_development_sentences() -> list[Phrasing]:
     return _sentences(SIXTH_WISH_DEVELOPMENT_SENTENCES)
 
 
-def seventh_wish_development_sentences() -> list[Phrasing]:
-    """A seventh set, for dialogue alone (voices, interviews, quoting, silent characters): the word lists' VERSION 6
-    was widened on it."""
-    return _sentences(SEVENTH_WISH_DEVELOPMENT_SENTENCES)
-
-
-def eighth_wish_development_sentences() -> list[Phrasing]:
-    """An eighth set for dialogue, written with the seventh and read only after VERSION 6 was made."""
-    return _sentences(EIGHTH_WISH_DEVELOPMENT_SENTENCES)
-
-
-def ninth_wish_development_sentences() -> list[Phrasing]:
-    """A ninth set, for AI-sounding prose alone (GPT-isms, "dive in", "scream AI"): the word lists' VERSION 7 was
-    widened on it."""
-    return _sentences(NINTH_WISH_DEVELOPMENT_SENTENCES)
-
-
-def tenth_wish_development_sentences() -> list[Phrasing]:
-    """A tenth set for AI-sounding prose, written with the ninth and read only after VERSION 7 was made."""
-    return _sentences(TENTH_WISH_DEVELOPMENT_SENTENCES)
-
-
-def eleventh_wish_development_sentences() -> list[Phrasing]:
-    """An eleventh set, for declining and complying (nonanswer): the word lists' VERSION 9 was widened on it."""
-    return _sentences(ELEVENTH_WISH_DEVELOPMENT_SENTENCES)
-
-
-def twelfth_wish_development_sentences() -> list[Phrasing]:
-    """A twelfth set for declining and complying, written with the eleventh and read only after VERSION 9 was made."""
-    return _sentences(TWELFTH_WISH_DEVELOPMENT_SENTENCES)
+def wish_development_set(n: int) -> list[Phrasing]:
+    """The n-th set of whole wishes from the seventh on (development.toml `wish_sentences_<n>`), written in pairs: the
+    odd one the word lists were widened on, the even one kept unread until that change was made (7/8 dialogue,
+    VERSION 6; 9/10 AI-sounding prose, VERSION 7; 11/12 declining and complying, VERSION 9)."""
+    return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
 def reading_banks() -> dict[str, list[Phrasing]]:
@@ -262,12 +231,12 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, fourth set (variety, repetition)": fourth_wish_development_sentences(),
             "wishes as typed, fifth set (dialogue, nonanswer)": fifth_wish_development_sentences(),
             "wishes as typed, sixth set (dialogue, nonanswer)": sixth_wish_development_sentences(),
-            "wishes as typed, seventh set (dialogue)": seventh_wish_development_sentences(),
-            "wishes as typed, eighth set (dialogue)": eighth_wish_development_sentences(),
-            "wishes as typed, ninth set (AI prose)": ninth_wish_development_sentences(),
-            "wishes as typed, tenth set (AI prose)": tenth_wish_development_sentences(),
-            "wishes as typed, eleventh set (nonanswer)": eleventh_wish_development_sentences(),
-            "wishes as typed, twelfth set (nonanswer)": twelfth_wish_development_sentences(),
+            "wishes as typed, seventh set (dialogue)": wish_development_set(7),
+            "wishes as typed, eighth set (dialogue)": wish_development_set(8),
+            "wishes as typed, ninth set (AI prose)": wish_development_set(9),
+            "wishes as typed, tenth set (AI prose)": wish_development_set(10),
+            "wishes as typed, eleventh set (nonanswer)": wish_development_set(11),
+            "wishes as typed, twelfth set (nonanswer)": wish_development_set(12),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
