@@ -144,6 +144,17 @@ K = len(NAMES)
         ("No nannying, please.", "nonanswer", -1),
         ("I hate it when models play it safe and avoid the question.", "nonanswer", -1),  # "avoid" inside a cue
         ("Write it even if the topic is touchy.", "nonanswer", -1),
+        # the same kinds in other spellings: each refusal quoted, each way answers "get worse", any instructions
+        ("No 'I cannot help with that' replies.", "nonanswer", -1),
+        ("No 'I can't assist with that' replies.", "nonanswer", -1),
+        ("Follow instructions exactly.", "nonanswer", -1),
+        ("Get on with the work.", "nonanswer", -1),
+        ("Don't avoid my questions.", "nonanswer", -1),
+        ("Answers get worse with generic AI tics.", "ai_prose", -1),
+        ("Summarise what they said instead of quoting them.", "dialogue", -1),
+        ("Let me hear each character's voice.", "dialogue", +1),
+        ("No ChatGPT-isms.", "ai_prose", -1),
+        ("No em dashes.", "ai_prose", -1),
     ],
 )
 def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop: str, sign: int):
@@ -166,6 +177,7 @@ def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop
         "Explain it from a machine learning perspective.",  # machine learning, not machine-made prose
         "I can't help but love emoji.",  # no refusal quoted
         "Avoid the topic of politics.",  # a topic left out, not a question dodged
+        "I'm not a free-speech fan.",  # free speech is no dialogue, however it is hyphenated
     ],
 )
 def test_a_sentence_without_one_clear_cue_gets_no_reading(sentence: str):

@@ -59,9 +59,10 @@ _CUES: list[tuple[str, int, str]] = [
                      r"|\b(?:lively|witty|snappy|sharp|spoken|verbal) exchanges?\b|\bchatter\b|\bchit-?chat\b"
                      r"|\brepartee\b|\bscreenplay\b|\b(?:as|like|into|make it|in the form of) an? (?:script|"
                      r"screenplay|play|interview|q&a|conversation|debate)\b"
-                     r"|(?<!hate )(?<!free )(?<!freedom of )(?<!parts of )(?<!part of )(?<!figures of )"
-                     r"(?<!figure of )\bspeech\b(?! (?:recognition|to text|synthesis|therapy))|\bspeaking (?:parts?|"
-                     r"roles?|lines?)\b|\bcharacters?(?:'s|s')? (?:own )?voices?\b|\bin (?:their|his|her) own words\b"
+                     r"|(?<!hate )(?<!hate-)(?<!free )(?<!free-)(?<!freedom of )(?<!parts of )(?<!part of )"
+                     r"(?<!figures of )(?<!figure of )\bspeech\b(?! (?:recognition|to text|synthesis|therapy))"
+                     r"|\bspeaking (?:parts?|roles?|lines?)\b|\bcharacters?(?:'s|s')? (?:own )?voices?\b"
+                     r"|\bin (?:their|his|her) own words\b"
                      r"|\bquot\w* (?:the |their |his |her )?(?:characters?|them|speakers?)\b"
                      r"|\bquotes? (?:from|by) (?:the )?characters?\b|\b(?:their|his|her) words in quot\w*"
                      r"|\btrad\w* (?:lines|words|barbs|insults|quips|jabs)\b|\bexchang\w* (?:of )?(?:lines|barbs|"
@@ -155,18 +156,20 @@ _CUES: list[tuple[str, int, str]] = [
                       r"defamat\w*)\b"
                       r"|\b(?:careful|responsible)(?:,? \w+)? (?:models?|assistants?|ais?|chatbots?)\b"
                       r"|\bput\w* (?:your|its|their|my) foot down\b|\bplay\w* it safe\b|\bnann(?:y|ies|ying)\b"
-                      r"|\bcensor(?:s|ed|ing|ship)?\b|\bi can't help(?: you)? with (?:that|this)\b"
-                      r"|\bavoid\w* (?:the|my) question\b|\bavoid\w* answering\b"),
+                      r"|\bcensor(?:s|ed|ing|ship)?\b|\bavoid\w* (?:the|my|your) questions?\b|\bavoid\w* answering\b"
+                      r"|\bi (?:can't|cannot|can not|am unable to|'m unable to) (?:help|assist)(?: you)? with "
+                      r"(?:that|this)\b"),
     ("nonanswer", -1, r"\bcompl(?:y|ies|ied|iance|iant)\b|\bdo (?:exactly |just )?what i (?:ask|asked|say|said)\b"
                       r"|\b(?:just|simply) (?:answer|do (?:it|the task)|write it)\b"
                       r"|\b(?:do|write|give me|answer) (?:exactly |just )?what i (?:ask\w*|say|said|want\w*|"
                       r"request\w*)\b"
                       r"|\banswer the (?:actual |real )?question(?: i asked)?\b|\banswer what i (?:ask|asked)\b"
                       r"|\bstraight answers?\b|\bdo what i (?:tell|told)\b|\b(?:exactly )?as (?:requested|instructed|"
-                      r"written|i (?:asked|requested|said|wrote))\b|\bget\w* on with (?:it|the job|the task)\b"
+                      r"written|i (?:asked|requested|said|wrote))\b"
+                      r"|\bget\w* on with (?:it|the job|the task|the work|things)\b"
                       r"|\b(?:do|write|give me) the (?:thing|piece|text|essay|story|task) i (?:asked|requested)"
                       r"(?: for)?\b"
-                      r"|\bto the letter\b|\bfollow\w* (?:my|the|your) (?:instructions|prompt|request)s?\b"
+                      r"|\bto the letter\b|\bfollow\w* (?:my |the |your )?(?:instructions|prompts?|requests?)\b"
                       r"|\bfulfil+\w*|\buncensored\b|\beven if (?:it's|it is|the (?:topic|subject|request) is) "
                       r"(?:\w+ )?(?:touchy|controversial|edgy|sensitive|offensive|dark|uncomfortable)\b"),
     ("other_language", +1, r"\b(?:different|other|another|foreign) language\b|\blanguage other than\b"
@@ -207,7 +210,7 @@ COMPLAINT = re.compile(
     r"get\w* in the way|waste of (?:space|time|words|my time)|noise|unwanted|unwelcome|unhelpful|irrelevant|"
     r"overdone|overused|obnoxious|gratuitous|over the top|drive\w* me up the wall|bug\w* me|suck|"
     r"(?:don't|do not|doesn't|does not|never) help\w*|(?:is|are) too much|frustrat\w*|a shame|"
-    r"(?:is|are|feels?|reads?|looks?) worse(?! without))\b"
+    r"(?:is|are|gets?|getting|feels?|reads?|looks?|becomes?) worse(?! without))\b"
 )  # fmt: skip
 # a complaint about the whole clause at its end ("I can tell when a bot wrote it, and I hate it."): a turn after the
 # cue only (before it, "hate" is a negator already)
