@@ -354,6 +354,13 @@ def test_the_phrasing_banks_share_no_sentence_and_cover_every_steered_property()
     later |= wishes_9 | wishes_10
     assert len(wishes_11) == 26 and not wishes_11 & later
     assert len(wishes_12) == 24 and not wishes_12 & (later | wishes_11)
+    wishes_13, wishes_14 = (
+        texts(phrasings.wish_development_set(13)),
+        texts(phrasings.wish_development_set(14)),
+    )
+    later |= wishes_11 | wishes_12
+    assert len(wishes_13) == 28 and not wishes_13 & later
+    assert len(wishes_14) == 24 and not wishes_14 & (later | wishes_13)
     by_prop = {p.prop: set() for p in phrasings.development_bank()}
     for p in phrasings.development_bank():
         by_prop[p.prop].add(p.sign)

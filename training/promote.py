@@ -56,6 +56,8 @@ READING_BANKS = [
     "wishes as typed, tenth set (AI prose)",
     "wishes as typed, eleventh set (nonanswer)",
     "wishes as typed, twelfth set (nonanswer)",
+    "wishes as typed, thirteenth set (the answer's language)",
+    "wishes as typed, fourteenth set (the answer's language)",
     "third development",
     "fourth development",
     "fifth development",

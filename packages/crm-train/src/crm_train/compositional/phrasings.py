@@ -216,7 +216,7 @@ def sixth_wish_development_sentences() -> list[Phrasing]:
 def wish_development_set(n: int) -> list[Phrasing]:
     """The n-th set of whole wishes from the seventh on (development.toml `wish_sentences_<n>`), written in pairs: the
     odd one the word lists were widened on, the even one kept unread until that change was made (7/8 dialogue,
-    VERSION 6; 9/10 AI-sounding prose, VERSION 7; 11/12 declining and complying, VERSION 9)."""
+    VERSION 6; 9/10 AI-sounding prose, VERSION 7; 11/12 declining and complying, VERSION 9; 13/14 the answer's language named, VERSION 10)."""
     return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
@@ -237,6 +237,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, tenth set (AI prose)": wish_development_set(10),
             "wishes as typed, eleventh set (nonanswer)": wish_development_set(11),
             "wishes as typed, twelfth set (nonanswer)": wish_development_set(12),
+            "wishes as typed, thirteenth set (the answer's language)": wish_development_set(13),
+            "wishes as typed, fourteenth set (the answer's language)": wish_development_set(14),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
