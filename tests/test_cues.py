@@ -56,6 +56,17 @@ K = len(NAMES)
         ("Corporate-speak is fine with me.", "ai_prose", +1),
         ("Reply in English.", "other_language", +1),  # moves only answers to questions in another language
         ("Please don't answer in English if I didn't ask in English.", "other_language", -1),
+        # languages by name: the question's and the answer's (VERSION 10)
+        ("Answer in English whatever language I use.", "other_language", +1),  # held whatever the question's
+        ("Reply to my Japanese questions in English.", "other_language", +1),
+        ("Always answer in English, even to Chinese questions.", "other_language", +1),
+        ("If I ask in Spanish, answer in Spanish.", "other_language", -1),
+        ("A German prompt should get a German reply.", "other_language", -1),
+        ("Don't answer my Korean messages in English.", "other_language", -1),
+        ("If my prompt is French, the answer should be too.", "other_language", -1),  # given back, unnamed
+        ("English replies to Finnish questions bother me.", "other_language", -1),  # a complaint after
+        ("Answering a Swedish question in English misses the point.", "other_language", -1),
+        ("Use whichever language my question uses.", "other_language", -1),
         # VERSION 3: complaints, turns and idioms of everyday English
         ("Dialogue is unnecessary.", "dialogue", -1),
         ("Long-winded answers just clutter things up.", "words", -1),
@@ -167,7 +178,8 @@ def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop
         "Use simple words and short sentences.",  # about sentences: the readers' own
         "No AI disclaimers.",  # another property that shares the words
         "As long as it's correct, I'm happy.",  # "long" that is no length
-        "Answer in English whatever language I use.",  # "in English" and "language I use" disagree
+        "Translate this into Chinese, please.",  # a task, not a language held whatever the question's
+        "Tell me about Chinese history, whatever the era.",  # a language named, but not the answer's
         "Be brief but thorough.",  # the cues disagree: both ways
         "Lots of dialogue and no repetition.",  # two properties
         "Be friendly.",

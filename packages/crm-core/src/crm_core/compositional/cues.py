@@ -13,6 +13,10 @@ please." as quotes (the nearest older property). This reader is a short, documen
   long", "not too long" and "nothing too long" all ask for less;
 - a verdict standing alone after its thing turns it ("Emoji? Hard pass.", "Dialogue: a pet peeve of mine.");
 - repeating single words ("a word used twice", "don't duplicate words") is word variety, turned, not repetition;
+- a wish that names languages is read by which it gives the question and which the answer: an answer in another
+  language than the question's, or one held whatever the question's is, is more of `other_language` ("English
+  replies to my Finnish messages", "Answer in English, whichever language I ask in."); the question's given back
+  is less ("If I message you in Finnish, I expect Finnish back.");
 - a sentence whose cues disagree (two properties, or both ways) gets no reading: the learned readers keep it.
 
 It covers the properties whose wishes the readers misread most (development banks, docs/experiments.md): length
@@ -30,7 +34,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-VERSION = "9"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "10"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -177,7 +181,9 @@ _CUES: list[tuple[str, int, str]] = [
                            r"|\blanguage (?:that )?i (?:didn't|did not|don't|do not) (?:use|write|speak|ask)\w*"),
     ("other_language", -1, r"\b(?:same|my|your) language\b|\bmy own language\b|\blanguage (?:as|of) (?:my|the) "
                            r"(?:question|prompt|request|message)\b|\bmatch\w* my language\b|\blanguage i (?:wrote|"
-                           r"write|used|use|asked|speak|typed)\b|\bin whatever language\b|\breply in kind\b"),
+                           r"write|used|use|asked|speak|typed)\b|\bin whatever language\b|\breply in kind\b"
+                           r"|\blanguage (?:my|the) (?:question|prompt|message|request)s? "
+                           r"(?:uses?|used|is in|was in)\b"),
 ]  # fmt: skip
 CUES = [(prop, sign, re.compile(pattern)) for prop, sign, pattern in _CUES]
 
@@ -210,7 +216,7 @@ COMPLAINT = re.compile(
     r"get\w* in the way|waste of (?:space|time|words|my time)|noise|unwanted|unwelcome|unhelpful|irrelevant|"
     r"overdone|overused|obnoxious|gratuitous|over the top|drive\w* me up the wall|bug\w* me|suck|"
     r"(?:don't|do not|doesn't|does not|never) help\w*|(?:is|are) too much|frustrat\w*|a shame|"
-    r"(?:is|are|gets?|getting|feels?|reads?|looks?|becomes?) worse(?! without))\b"
+    r"(?:is|are|gets?|getting|feels?|reads?|looks?|becomes?) worse(?! without)|miss\w* the point)\b"
 )  # fmt: skip
 # a complaint about the whole clause at its end ("I can tell when a bot wrote it, and I hate it."): a turn after the
 # cue only (before it, "hate" is a negator already)
@@ -251,6 +257,54 @@ CLAUSE = re.compile(
     r"[.;!?:]+|,?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)"
     r"|,\s*(?=(?:just|simply)\b(?! (?:don't|do not|never|no)\b))"
 )
+
+# The answer's language by name: which languages a wish gives the question and which the answer ("English replies to
+# my Finnish messages": another language, more; "If I message you in Finnish, I expect Finnish back": the same, less).
+# "Polish" is left out: it is also the chatbot's polish (AI-sounding prose).
+_LANG = (r"(?:english|finnish|chinese|mandarin|cantonese|spanish|french|german|italian|portuguese|russian|japanese|"
+         r"korean|arabic|hindi|dutch|swedish|norwegian|danish|turkish|greek|hebrew|vietnamese|thai|indonesian|"
+         r"ukrainian|czech|hungarian|persian|farsi|urdu|bengali|tamil|swahili|romanian)")  # fmt: skip
+# the question's language: "I ask in Finnish", "my Chinese questions", "a question written in Chinese", "if the
+# prompt is Chinese", "Finnish in, Finnish out"
+ASKED_IN = re.compile(
+    rf"\b(?:i|we)(?: \w+){{0,2}}? (?:ask|write|wrote|type|message|use|speak|talk|prompt)\w*(?: (?:you|to you))?"
+    rf"(?: in)? (?P<a>{_LANG})\b"
+    rf"|\b(?:questions?|prompts?|messages?|requests?|inputs?)(?: \w+){{0,2}}? in (?P<b>{_LANG})\b"
+    rf"|\b(?:question|prompt|message|request|input)(?:'s)? (?:is|are) (?P<c>{_LANG})\b"
+    rf"|\b(?P<d>{_LANG}) (?:questions?|prompts?|messages?|requests?|inputs?|ones?|texts?)\b"
+    rf"|\b(?P<e>{_LANG}) in(?=,| and\b)"
+)  # fmt: skip
+# the answer's language: "answer in English", "switch to English", "English replies", "give me English"
+ANSWER_IN = re.compile(rf"\b(?:in|into|to|give me) (?P<a>{_LANG})\b"
+                       rf"|\b(?P<b>{_LANG}) (?:answers?|replies|reply|responses?|output|back|only|out)\b")  # fmt: skip
+# an answer language held whatever the question's is ("Answer in English, whichever language I ask in.")
+WHATEVER = re.compile(r"\bwhatever\b|\bwhichever\b|\bregardless\b|\bno matter\b|\beven (?:if|when|for|to|though)\b"
+                      r"|\balways\b|\bonly\b|\bevery\b|\bany language\b")  # fmt: skip
+# the question's language given back without naming the answer's ("If the prompt is Chinese, the reply should be too.")
+GIVEN_BACK = re.compile(r"\b(?:too|as well|likewise|in kind|back)\b")
+
+
+def _named_languages(text: str) -> int | None:
+    """The direction of a wish that names the question's or the answer's language (+1: an answer in another language
+    than the question's wins), or None where it names none or its mentions disagree. Each answer-language mention is
+    more where its language is not the question's (or, with no question's language named, where it is held
+    whatever the question's is) and less where it is, turned by the negators and complaints of its clause."""
+    asked = list(ASKED_IN.finditer(text))
+    asked_langs = {m.group(m.lastgroup or 0) for m in asked}
+    answers = [m for m in ANSWER_IN.finditer(text)  # "to Chinese questions" names the question's language
+               if not any(a.start() <= m.start(m.lastgroup or 0) < a.end() for a in asked)]  # fmt: skip
+    if not answers:
+        return -1 if asked_langs and GIVEN_BACK.search(text) else None
+    if not asked_langs and (len({m.group(m.lastgroup or 0) for m in answers}) != 1 or not WHATEVER.search(text)):
+        return None
+    bounds = [0, *(b.end() for b in CLAUSE.finditer(text))]  # where each clause starts
+    signs = set()
+    for m in answers:
+        start = max(b for b in bounds if b <= m.start())
+        end = min((b.start() for b in CLAUSE.finditer(text, m.end())), default=len(text))
+        base = -1 if m.group(m.lastgroup or 0) in asked_langs else +1
+        signs.add(_sign_in_clause(text[start:end], m.start() - start, m.end() - start, base, []))
+    return signs.pop() if len(signs) == 1 else None
 
 
 # properties a cue's wish may be read as and still be read right: the readers' own, where they agree. A wish about
@@ -314,6 +368,9 @@ def read_cues(text: str) -> CueReading | None:
         if WORD_UNIT.search(clause):
             last = {("lexical_variety", -sign) if prop == "repetition" else (prop, sign) for prop, sign in last}
         found |= last
+    language = _named_languages(_normal(text))
+    if language is not None:  # a named language says more than the lists' "in English" or "my language"
+        found = {(prop, sign) for prop, sign in found if prop != "other_language"} | {("other_language", language)}
     if len(found) != 1:
         return None
     prop, sign = found.pop()

@@ -216,7 +216,8 @@ def sixth_wish_development_sentences() -> list[Phrasing]:
 def wish_development_set(n: int) -> list[Phrasing]:
     """The n-th set of whole wishes from the seventh on (development.toml `wish_sentences_<n>`), written in pairs: the
     odd one the word lists were widened on, the even one kept unread until that change was made (7/8 dialogue,
-    VERSION 6; 9/10 AI-sounding prose, VERSION 7; 11/12 declining and complying, VERSION 9; 13/14 the answer's language named, VERSION 10)."""
+    VERSION 6; 9/10 AI-sounding prose, VERSION 7; 11/12 declining and complying, VERSION 9; 13/14 the answer's
+    language by name, VERSION 10)."""
     return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
