@@ -67,6 +67,7 @@ K = len(NAMES)
         ("English replies to Finnish questions bother me.", "other_language", -1),  # a complaint after
         ("Answering a Swedish question in English misses the point.", "other_language", -1),
         ("Use whichever language my question uses.", "other_language", -1),
+        ("No English replies to questions in other languages.", "other_language", -1),  # unnamed: not English
         # VERSION 3: complaints, turns and idioms of everyday English
         ("Dialogue is unnecessary.", "dialogue", -1),
         ("Long-winded answers just clutter things up.", "words", -1),

@@ -274,6 +274,10 @@ ASKED_IN = re.compile(
     rf"|\b(?P<d>{_LANG}) (?:questions?|prompts?|messages?|requests?|inputs?|ones?|texts?)\b"
     rf"|\b(?P<e>{_LANG}) in(?=,| and\b)"
 )  # fmt: skip
+# a question in a language left unnamed, which no named answer language is ("No English replies to questions in other
+# languages.")
+ASKED_OTHER = re.compile(r"\b(?:questions?|prompts?|messages?|requests?|ask\w*|write|writ\w+|wrote|type\w*|speak\w*)"
+                         r"(?: \w+){0,2}? in (?:an? )?(?:other|another|different|foreign) languages?\b")  # fmt: skip
 # the answer's language: "answer in English", "switch to English", "English replies", "give me English"
 ANSWER_IN = re.compile(rf"\b(?:in|into|to|give me) (?P<a>{_LANG})\b"
                        rf"|\b(?P<b>{_LANG}) (?:answers?|replies|reply|responses?|output|back|only|out)\b")  # fmt: skip
@@ -290,7 +294,7 @@ def _named_languages(text: str) -> int | None:
     more where its language is not the question's (or, with no question's language named, where it is held
     whatever the question's is) and less where it is, turned by the negators and complaints of its clause."""
     asked = list(ASKED_IN.finditer(text))
-    asked_langs = {m.group(m.lastgroup or 0) for m in asked}
+    asked_langs = {m.group(m.lastgroup or 0) for m in asked} | ({"another"} if ASKED_OTHER.search(text) else set())
     answers = [m for m in ANSWER_IN.finditer(text)  # "to Chinese questions" names the question's language
                if not any(a.start() <= m.start(m.lastgroup or 0) < a.end() for a in asked)]  # fmt: skip
     if not answers:
