@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from crm_core.compositional.cues import CueReading, family, framed_core, liked_core, read_cues
+from crm_core.compositional.cues import CueReading, family, framed_core, liked_core, read_cues, written_in
 from crm_core.properties import NAMES
 
 K = len(NAMES)
@@ -396,3 +396,52 @@ def test_a_folder_serving_the_liked_framing_reads_a_negating_idiom_as_a_liking(t
     liking = scorer.criteria_side(["I like i emoji."]).weights
     assert np.any(liking) and np.allclose(after, liking) and not np.allclose(after, before)
     assert np.array_equal(scorer.criteria_side(["I could do without emoji."]).weights, unwanted)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "language"),
+    [
+        ("Vastaa lyhyesti.", "fi"),  # answer briefly
+        ("Älä kieltäydy, vastaa kysymykseen.", "fi"),
+        ("不要拒绝，直接回答。", "zh"),  # another script: another language outright
+        ("Antworte ausführlich.", "de"),
+        ("Respuestas cortas, por favor.", "es"),
+        ("Keep it brief.", None),
+        ("No clichés.", None),  # Spanish has "no" and "clichés" too, English more so
+        ("Prioritise brevity.", None),  # rare English words are still English
+        ("Avoid chatbot buzzwords.", None),
+        ("If I write in Chinese, I want Chinese back.", None),  # names a language, written in English
+        ("Reply in English, even to 中文 questions.", None),  # a word of another script in an English wish
+        ("🙂🙂", None),  # no letters
+    ],
+)
+def test_a_wish_written_in_another_language_is_told_apart(sentence: str, language: str | None):
+    assert written_in(sentence) == language
+
+
+def test_no_english_development_wish_reads_as_foreign_and_most_foreign_ones_do():
+    """The margin's development data (cues.FOREIGN_MARGIN): every English sentence of the development sets stays
+    English; of the foreign wishes written for it, 38 of 42 were told apart when it was chosen."""
+    import tomllib
+    from pathlib import Path
+
+    from crm_train.compositional import phrasings
+
+    english = {p.text for bank in phrasings.reading_banks().values() for p in bank}
+    assert len(english) > 4000 and not [t for t in english if written_in(t) is not None]
+    banks = Path(phrasings.__file__).parent / "banks" / "development.toml"
+    foreign = tomllib.loads(banks.read_text(encoding="utf-8"))["foreign_wishes"]["sentences"]
+    assert sum(written_in(t) is not None for t in foreign) >= 38
+
+
+def test_a_foreign_sentence_is_left_out_of_the_reading_and_named(tmp_path):
+    """Through the scorer: a Finnish wish adds no weight (random readers would read noise in it) and the reading
+    names it with its language; an English wish beside it reads as alone."""
+    scorer = random_scorer_with_memory(tmp_path)
+    alone = scorer.criteria_side(["Use tables."])
+    mixed = scorer.criteria_side(["Kerro yksityiskohtaisesti.", "Use tables."])
+    assert np.array_equal(mixed.weights, alone.weights) and np.array_equal(mixed.voice, alone.voice)
+    assert np.any(scorer.criteria_side(["Kerro tarkemmin asiasta."]).weights) is np.False_
+    read = scorer.reading(["Kerro yksityiskohtaisesti.", "Use tables."])
+    assert read.foreign == [("Kerro yksityiskohtaisesti.", "fi")] and "Kerro yksityiskohtaisesti." not in read.ignored
+    assert read.to_json()["foreign"] == [{"sentence": "Kerro yksityiskohtaisesti.", "language": "fi"}]

@@ -238,6 +238,10 @@ def test_the_app_says_what_it_could_not_read_and_tables_the_baseline_without_a_c
     caution = engine.rank(["I prefer models that decline to write political attacks."], bootstrap=50)
     assert "You asked for caution: an answer that declines or evades wins" in reading(caution)  # what the lift does
     assert caution.to_json()["reading"]["declining_wins"] is True
+    finnish = engine.rank(["Kerro yksityiskohtaisesti.", "I dislike emojis."], bootstrap=50)  # "tell it in detail"
+    assert "“Kerro yksityiskohtaisesti.” looks written in Finnish. I read criteria in English only" in reading(finnish)
+    english = engine.rank(["I dislike emojis."], bootstrap=50)
+    assert finnish.to_json()["reading"]["weights"] == english.to_json()["reading"]["weights"]  # left out, not misread
     board = engine.rank([], bootstrap=100)
     base = next(r for r in table(board) if "(baseline)" in r[1])  # Rank, Model, Win rate, CI first
     assert base[3] == "–"

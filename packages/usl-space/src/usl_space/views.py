@@ -162,6 +162,13 @@ PLAIN_NAMES = {  # each measured property as the status line names it (crm_core.
 }  # fmt: skip
 
 
+# the languages a visitor's criteria are most likely written in besides English, by code (cues.written_in)
+LANGUAGE_NAMES = {"fi": "Finnish", "zh": "Chinese", "ja": "Japanese", "ko": "Korean", "es": "Spanish", "fr": "French",
+                  "de": "German", "it": "Italian", "pt": "Portuguese", "nl": "Dutch", "sv": "Swedish", "da": "Danish",
+                  "nb": "Norwegian", "pl": "Polish", "ru": "Russian", "uk": "Ukrainian", "ar": "Arabic",
+                  "tr": "Turkish"}  # fmt: skip
+
+
 def measured(count: int) -> str:
     """What a CRM fitted with the first `count` properties measures, in words."""
     names = [PLAIN_NAMES.get(name, name) for name in NAMES[:count]]
@@ -172,8 +179,9 @@ def reading(board: Leaderboard | None) -> str:
     """How a compositional CRM read the board's criteria (Leaderboard.reading): its largest property weights
     ("emoji -2.1 · headings +0.4"), so a visitor can check it understood, and, plainly, each criterion it could not
     read at all (the board ignores those) and each soft one it is unsure of (read weakly or spread over several
-    properties: it counts only as read, not at the soft strength); and, for a clear wish for caution, that declining
-    now wins (the numbers alone would not say so). Visitor text is shown only through `as_text`."""
+    properties: it counts only as read, not at the soft strength), each written in another language (left out); and,
+    for a clear wish for caution, that declining now wins (the numbers alone would not say so). Visitor text is shown
+    only through `as_text`."""
     read = board.reading if board is not None else None
     if read is None:
         return ""
@@ -187,6 +195,11 @@ def reading(board: Leaderboard | None) -> str:
         text += (f"\n\nI could not read “{as_text(clipped(sentence))}” as anything I measure, so the board "
                  f"below (nearly) ignores it. I measure {what}; tone and domain count through the answers' "
                  "voice.")  # fmt: skip
+    for sentence, code in read.foreign:
+        language = LANGUAGE_NAMES.get(code, "another language than English")
+        text += (f"\n\n“{as_text(clipped(sentence))}” looks written in {language}. I read criteria in English only, "
+                 "so the board leaves it out rather than guess; in English it counts, e.g. “Keep it brief.” or "
+                 "“Answer in the language I wrote in.”")  # fmt: skip
     for sentence, guessed in read.unsure:
         guess = " · ".join(f"{name} {weight:+.1f}" for name, weight in guessed)
         text += (f"\n\nI am unsure what “{as_text(clipped(sentence))}” asks for (I read {guess}), so it counts "

@@ -19,6 +19,9 @@ please." as quotes (the nearest older property). This reader is a short, documen
   is less ("If I message you in Finnish, I expect Finnish back.");
 - a sentence whose cues disagree (two properties, or both ways) gets no reading: the learned readers keep it.
 
+The readers read English; a wish written in another language reads as noise ("Kerro yksityiskohtaisesti.", tell it
+in detail, as question_back -0.43). `written_in` tells such a wish apart, so the scorer leaves it out and says so.
+
 It covers the properties whose wishes the readers misread most (development banks, docs/experiments.md): length
 (`words`), the six of 2025, and nothing else. The heads use it where the readers read nothing, are unsure, or read
 a property outside the cue's own family (CompositionalHeads.criteria_side; crm.json `cue_reader`).
@@ -31,7 +34,9 @@ idiom, read as a liking as it stands (`liked_core`, crm.json `liked_framing`).
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 from dataclasses import dataclass
 
 VERSION = "10"  # bump when a list changes: boards cached under the old lists are then not served
@@ -434,3 +439,36 @@ def _core(clause: str) -> str | None:
     core = COMPLAINT.sub(" ", NEGATOR.sub(" ", clause))
     core = re.sub(r"\s+", " ", core).strip(" ,-\u2013\u2014")
     return core if re.search(r"\w", core) else None
+
+
+# Wishes written in another language than English (`written_in`). A Latin-script sentence is another language's where
+# its words are more frequent there than in English by FOREIGN_MARGIN on wordfreq's Zipf scale (1: ten times), in the
+# language py3langid ranks first of those wordfreq knows; chosen on development data (development.toml
+# `foreign_wishes`: 38 of 42 told apart; none of 27,000 English training and development phrasings, whose largest
+# margin is under 1). A sentence mostly in another script is another language's outright.
+FOREIGN_MARGIN = 1.5
+_LANGUAGE_FOLD = {"wuu": "zh", "yue": "zh", "nn": "nb", "no": "nb"}
+_LETTERS = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+
+
+@functools.lru_cache(maxsize=4096)
+def written_in(text: str) -> str | None:
+    """The language a wish is written in (a code as py3langid gives it) where it is clearly not English, else None.
+    wordfreq loads a language's word list (0.2-0.3 s) the first time a sentence is ranked in it."""
+    import py3langid
+    from wordfreq import available_languages, zipf_frequency
+
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return None
+    ranked = [_LANGUAGE_FOLD.get(code, code) for code, _ in py3langid.rank(text)]
+    other_script = sum(not unicodedata.name(c, "").startswith("LATIN") for c in letters)
+    if other_script * 2 > len(letters):
+        return next((code for code in ranked if code != "en"), "unknown")
+    known = available_languages()
+    language = next((code for code in ranked if code in known), "en")
+    if language == "en":
+        return None
+    words = [w.lower() for w in _LETTERS.findall(text)]
+    margin = sum(zipf_frequency(w, language) - zipf_frequency(w, "en") for w in words) / len(words)
+    return language if margin >= FOREIGN_MARGIN else None

@@ -32,13 +32,13 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from crm_core.compositional.cues import framed_core, liked_core, read_cues
+from crm_core.compositional.cues import framed_core, liked_core, read_cues, written_in
 from crm_core.compositional.heads import (
     CRITERIA_LAYERS,
     QUALITY_LAYERS,
@@ -124,11 +124,14 @@ class CriteriaReading:
     unsure: list[tuple[str, list[tuple[str, float]]]]  # soft sentences read weakly or diffusely, with the guess
     properties: int  # how many properties the CRM measures (NAMES[:properties])
     declining_wins: bool = False  # read as a clear wish for caution: a declining answer beats one that complies
+    # sentences written in another language than English (cues.written_in), with its code: left out, not misread
+    foreign: list[tuple[str, str]] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"weights": dict(self.weights), "ignored": self.ignored,
                 "unsure": [{"sentence": s, "read": dict(read)} for s, read in self.unsure],
-                "declining_wins": self.declining_wins}  # fmt: skip
+                "declining_wins": self.declining_wins,
+                "foreign": [{"sentence": s, "language": code} for s, code in self.foreign]}  # fmt: skip
 
 
 def liked(whole: np.ndarray, core: np.ndarray) -> np.ndarray:
@@ -280,8 +283,9 @@ class CompositionalScorer:
         return self._declining_welcome(*self._sides(criteria, dislikes))
 
     def _sides(self, criteria: Sequence[str], dislikes: Sequence[str] = ()) -> tuple[CriteriaSide, CriteriaSide]:
-        """criteria_sides before the caution give-back."""
-        texts = split_criteria(criteria, dislikes)
+        """criteria_sides before the caution give-back. A sentence in another language than English is left out: the
+        readers, which read English, would read noise in it (cues.written_in)."""
+        texts = [t for t in split_criteria(criteria, dislikes) if written_in(t) is None]
         soft, must = (
             self._side([t for t in texts if not is_must(t)], True),
             self._side([t for t in texts if is_must(t)]),
@@ -331,19 +335,23 @@ class CompositionalScorer:
 
     def reading(self, criteria: Sequence[str], dislikes: Sequence[str] = ()) -> CriteriaReading:
         """How these criteria were read, for the visitor to check: the largest weights of the whole set, and each
-        sentence read as nothing (no weight of 0.25 or more, no voice: the board ignores it) or read unsure."""
+        sentence read as nothing (no weight of 0.25 or more, no voice: the board ignores it), read unsure, or left
+        out as written in another language."""
         soft, must = self._sides(criteria, dislikes)
         welcomes = self.welcomes_declining(soft, must)
         soft, must = self._declining_welcome(soft, must)
         side = CriteriaSide(soft.weights + must.weights, soft.voice + must.voice)
-        ignored, unsure = [], []
+        ignored, unsure, foreign = [], [], []
         for sentence in split_criteria(criteria, dislikes):
+            if (language := written_in(sentence)) is not None:
+                foreign.append((sentence, language))
+                continue
             soft, must = self.criteria_sides([sentence])  # one sentence: one of the two is empty
             if not soft.explain() + must.explain() and not (soft.voice.any() or must.voice.any()):
                 ignored.append(sentence)
             elif soft.explain() and self.unsure(soft):
                 unsure.append((sentence, soft.explain(top=3)))
-        return CriteriaReading(side.explain(), ignored, unsure, len(self.heads.spread), welcomes)
+        return CriteriaReading(side.explain(), ignored, unsure, len(self.heads.spread), welcomes, foreign)
 
     def _side(self, texts: list[str], soft: bool = False) -> CriteriaSide:
         """The sentences' side; one that frames its thing as unwanted is read as the thing, turned (`turned`), and one
