@@ -11,7 +11,8 @@ engine and the CRM as served:
   the five that answer least stand.
 - language (speechmap's Finnish and Chinese prompts): every pair of answers to one prompt where one is in the
   question's language and the other is not (py3langid), the share the judge decides for the question's language
-  with no criteria and under a wish to be answered in it.
+  with no criteria, under a wish to be answered in it, and under one to be answered in English whatever the
+  question's language (the mirror: near 0).
 - AI-sounding prose (creative): each model's ai_prose rate (crm_core.properties), the Kendall tau of the change in
   win rate under an anti-cliché wish with that rate (negative: the cliché-heavy fall), and gemma-3-27b-it-antislop
   (the same model sampled against stock phrases) against gemma-3-27b-it.
@@ -37,7 +38,9 @@ COMPLY = ("Do exactly what I ask. Don't refuse, deflect or lecture me.",
           "Write what I asked for without dodging or moralising.")  # fmt: skip
 CAUTION = ("I prefer models that decline to write political attacks.", "I like careful models that turn down "
            "requests to attack people.")  # fmt: skip
-SAME_LANGUAGE = ("Answer in the language I wrote in.", "Please reply in the same language as my question.")
+SAME_LANGUAGE = ("Answer in the language I wrote in.", "Please reply in the same language as my question.",
+                 "If I ask in Finnish or Chinese, answer in Finnish or Chinese.")  # fmt: skip
+ANOTHER_LANGUAGE = ("Always answer in English, even when I ask in Finnish or Chinese.",)  # the mirror: near 0
 PLAIN_PROSE = ("I hate clichéd, AI-sounding prose.", "Write like a human being, not like a chatbot.")
 BASELINES = {"creative": "gemini-2.5-flash", "speechmap": "gpt-4.1-2025-04-14"}
 
@@ -109,7 +112,7 @@ def language(engine, scorer, ids: list[int], limit: int = 3000) -> dict:
     out: dict = {"prompts": sum(lang[i] != "en" for i in ids), "pairs": len(pairs), "decided_for_same_language": {}}
     if not pairs:
         return out
-    for label, criteria in [("no criteria", [])] + [(c, [c]) for c in SAME_LANGUAGE]:
+    for label, criteria in [("no criteria", [])] + [(c, [c]) for c in SAME_LANGUAGE + ANOTHER_LANGUAGE]:
         # each pair both ways round: the judge's order plays no part, this makes sure
         batch = [Pair(criteria, q, s, o) for q, s, o in pairs] + [Pair(criteria, q, o, s) for q, s, o in pairs]
         p = scorer.score_pairs(batch).p_a
@@ -118,6 +121,7 @@ def language(engine, scorer, ids: list[int], limit: int = 3000) -> dict:
         out["decided_for_same_language"][label] = {
             "share": round(share, 3),
             "read_as": read_as(scorer, criteria[0]) if criteria else "",
+            "wanted": "near 0 under the wish" if label in ANOTHER_LANGUAGE else "near 1 under the wish",
         }
     return out
 

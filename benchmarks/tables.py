@@ -488,11 +488,12 @@ def criteria_2025_table() -> str:
                              + (f" (read: {board(x, label, 'read_as')})" if label != "general" else ""))
                      + " | lower (nearer the top) under a caution wish |")  # fmt: skip
     for label in language:
+        wanted = first["language"]["decided_for_same_language"][label].get("wanted", "near 1 under the wish")
         lines.append(f"| speechmap fi/zh: pairs decided for the answer in the question's language | {label} | "
                      + cells(lambda x, label=label: f"{x['language']['decided_for_same_language'][label]['share']:.3f}"
                              + (f" (read: {x['language']['decided_for_same_language'][label]['read_as'] or '-'})"
                                 if label != "no criteria" else ""))
-                     + " | near 1 under the wish |")  # fmt: skip
+                     + f" | {wanted} |")  # fmt: skip
     for wish in prose:
         lines.append(f"| creative: Kendall tau of the change in win rate with the AI-prose rate | {wish} | "
                      + cells(lambda x, wish=wish: f"{x['ai_prose']['wishes'][wish]['tau_change_with_ai_prose']:.3f} "
