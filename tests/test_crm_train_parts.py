@@ -361,6 +361,13 @@ def test_the_phrasing_banks_share_no_sentence_and_cover_every_steered_property()
     later |= wishes_11 | wishes_12
     assert len(wishes_13) == 28 and not wishes_13 & later
     assert len(wishes_14) == 24 and not wishes_14 & (later | wishes_13)
+    wishes_15, wishes_16 = (
+        texts(phrasings.wish_development_set(15)),
+        texts(phrasings.wish_development_set(16)),
+    )
+    later |= wishes_13 | wishes_14
+    assert len(wishes_15) == 48 and not wishes_15 & later
+    assert len(wishes_16) == 32 and not wishes_16 & (later | wishes_15)
     by_prop = {p.prop: set() for p in phrasings.development_bank()}
     for p in phrasings.development_bank():
         by_prop[p.prop].add(p.sign)

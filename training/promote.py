@@ -58,6 +58,8 @@ READING_BANKS = [
     "wishes as typed, twelfth set (nonanswer)",
     "wishes as typed, thirteenth set (the answer's language)",
     "wishes as typed, fourteenth set (the answer's language)",
+    "wishes as typed, fifteenth set (AI prose, dialogue, nonanswer)",
+    "wishes as typed, sixteenth set (AI prose, dialogue, nonanswer)",
     "third development",
     "fourth development",
     "fifth development",
