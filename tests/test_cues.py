@@ -68,6 +68,20 @@ K = len(NAMES)
         ("Answering a Swedish question in English misses the point.", "other_language", -1),
         ("Use whichever language my question uses.", "other_language", -1),
         ("No English replies to questions in other languages.", "other_language", -1),  # unnamed: not English
+        # worn wording, talk told about, ways out of a request (VERSION 11)
+        ("Hackneyed similes make me wince.", "ai_prose", -1),
+        ("Avoid stale, predictable expressions.", "ai_prose", -1),  # two adjectives before the noun
+        ("Stories that read like a form letter bore me.", "ai_prose", -1),
+        ("Platitudes are fine.", "ai_prose", +1),
+        ("Just recount their conversation.", "dialogue", -1),  # told about, not shown
+        ("Reported speech, please.", "dialogue", -1),  # not "speech": dialogue
+        ("Everyone stays silent in this one.", "dialogue", -1),
+        ("Let them talk out loud.", "dialogue", +1),
+        ("Don't weasel your way out of my request.", "nonanswer", -1),
+        ("Don't substitute an easier question for mine.", "nonanswer", -1),
+        ("I'd like the sanitised version.", "nonanswer", +1),
+        ("Take my prompt at face value.", "nonanswer", -1),
+        ("You can never have too many spoken lines.", "dialogue", +1),  # an idiom that asks for more, not a "too"
         # VERSION 3: complaints, turns and idioms of everyday English
         ("Dialogue is unnecessary.", "dialogue", -1),
         ("Long-winded answers just clutter things up.", "words", -1),
@@ -181,6 +195,8 @@ def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop
         "As long as it's correct, I'm happy.",  # "long" that is no length
         "Translate this into Chinese, please.",  # a task, not a language held whatever the question's
         "Tell me about Chinese history, whatever the era.",  # a language named, but not the answer's
+        "Quoted lines from sources would be welcome.",  # quotations: the readers' quotes property, not dialogue
+        "Use familiar language.",  # plain words, not stock phrasing
         "Be brief but thorough.",  # the cues disagree: both ways
         "Lots of dialogue and no repetition.",  # two properties
         "Be friendly.",

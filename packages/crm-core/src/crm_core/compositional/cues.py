@@ -39,7 +39,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "10"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "11"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -66,7 +66,10 @@ _CUES: list[tuple[str, int, str]] = [
                      r"everybody)(?: \w+){0,2} (?:talk|speak|chat|convers|argu|discuss)\w*"
                      r"|\b(?:lively|witty|snappy|sharp|spoken|verbal|heated)? ?exchanges? between\b"
                      r"|\b(?:lively|witty|snappy|sharp|spoken|verbal) exchanges?\b|\bchatter\b|\bchit-?chat\b"
-                     r"|\brepartee\b|\bscreenplay\b|\b(?:as|like|into|make it|in the form of) an? (?:script|"
+                     r"|\brepartee\b|\bscreenplay\b"
+                     r"|\b(?:say|said|says|speak|speaks|spoke|talk\w*)(?: \w+)? (?:aloud|out loud)\b"
+                     r"|\bgiv\w* (?:the |each |every |all )?(?:characters?|them|people)(?: \w+){0,2} lines\b"
+                     r"|\bhash\w* (?:it|things) out\b|\b(?:as|like|into|make it|in the form of) an? (?:script|"
                      r"screenplay|play|interview|q&a|conversation|debate)\b"
                      r"|(?<!hate )(?<!hate-)(?<!free )(?<!free-)(?<!freedom of )(?<!parts of )(?<!part of )"
                      r"(?<!figures of )(?<!figure of )\bspeech\b(?! (?:recognition|to text|synthesis|therapy))"
@@ -80,8 +83,12 @@ _CUES: list[tuple[str, int, str]] = [
                      r"|\bsquabbl\w*|\bmonologu\w*|\bact\w* (?:it|this|the scene|them|things) out\b"
                      r"|\bwhat (?:the )?(?:characters?|people|they|he|she) (?:say|said|says)\b"),
     ("dialogue", -1, r"\bnarrat(?:e|es|ed|ing|ion)\b|\b(?:nobody|no one) (?:\w+ ){0,2}(?:talk|speak|chat)\w*"
-                     r"|\bnarrator(?:'s)? voice\b|\bsummari[sz]\w* what (?:the )?(?:characters?|people|they|he|she) "
-                     r"(?:say|said|says)\b|\bparaphras\w* (?:\w+ ){0,3}(?:instead of|rather than) quot\w*"
+                     r"|\bnarrator(?:'s)? voice\b|\b(?:summari[sz]|report|recount|relat|describ)\w* what (?:the )?"
+                     r"(?:characters?|people|they|he|she) (?:say|said|says)\b"
+                     r"|\b(?:summari[sz]|report|recount|describ)\w* (?:the |their |any |a |each )?(?:conversations?|"
+                     r"dialog(?:ue)?s?|talk|exchanges?|chat)\b|\b(?:indirect|reported) speech\b"
+                     r"|\b(?:characters?|people|they|them|everyone|everybody)(?: \w+){0,2} (?:quiet|silent|mute)\b"
+                     r"|\bparaphras\w* (?:\w+ ){0,3}(?:instead of|rather than) quot\w*"
                      r"(?: (?:them|him|her|the characters?))?"),
     ("repetition", +1, r"(?<!non-)(?<!non)\brepeat\w*(?! words)|(?<!non-)(?<!non)\brepetit\w*|\bredundan\w*"
                        r"|\bover and over\b|\bgo(?:es|ing)? (?:a?round )?in circles\b"
@@ -135,9 +142,18 @@ _CUES: list[tuple[str, int, str]] = [
                      r"(?:ai|chatbot|machine|robot|bot|chat ?gpt|gpt|llm|language model)\b(?! learning)"
                      r"|\b(?:by|from) (?:an? |the )?(?:ai|chatbot|machine|robot|bot|chat ?gpt|gpt|llm)\b(?! learning)"
                      r"|\b(?:corporate|marketing|business)[- ](?:speak|jargon|language|copy|tone)\b"
-                     r"|\bclich\w*|\bstock (?:phrases?|words?|expressions?|prose|language|lines?)\b|\bpurple prose\b"
+                     r"|\bclich\w*|\bstock (?:phrases?|words?|expressions?|prose|language|lines?|metaphors?|images?|"
+                     r"imagery|phrasing|idioms?)\b|\bpurple prose\b"
                      r"|\bslop\b|\bboilerplate\b|\bbuzzwords?\b|\bdelve\b|\btapestry\b|\bformulaic\b|\brobotic\b"
-                     r"|\b(?:canned|generic|overwrought|flowery) (?:prose|phrases?|language|writing|wording)\b"
+                     r"|\b(?:canned|generic|overwrought|flowery|hackneyed|trite|tired|stale|worn[- ]out|well[- ]worn|"
+                     r"overused|overworked|recycled|cookie[- ]cutter|mass[- ]produced|predictable|mechanical|"
+                     r"synthetic|templated|template[- ](?:like|style))(?:,? (?:and )?[\w-]+)? (?:prose|phrases?|"
+                     r"phrasing|language|writing|wording|expressions?|metaphors?|idioms?|similes?|imagery|"
+                     r"turns? of phrase)\b"
+                     r"|\bplatitud\w*|\bhackneyed\b|\btrite\b|\bcookie[- ]cutter\b|\btemplate[- ](?:like|style)\b"
+                     r"|\b(?:reads?|sounds?|feels?) like (?:an? )?(?:template|form letter)\b"
+                     r"|\b(?:feels?|sounds?|reads?|seems?) (?:\w+ )?(?:synthetic|mechanical|artificial|"
+                     r"mass[- ]produced|churned[- ]out|canned|templated)\b"
                      r"|\bsounds? (?:like )?(?:an? )?(?:ai|chatbot|machine|robot|bot|llm)\b|\bgenerated\b"
                      r"|\bgo(?:es|ing)? full (?:ai|chatbot|chat ?gpt|gpt|llm|robot)\b|\bem[- ]?dash\w*"
                      r"|\b(?:grand|sweeping|grandiose|lofty)(?:,? \w+)? (?:phrases?|phrasing|language|statements?)\b"
@@ -159,6 +175,11 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\bdraw\w* the line\b|\bdraw\w* (?:a )?lines? (?:at|on|somewhere)\b"
                       r"|\breject\w* (?:\w+ )?requests?\b|\bwalk\w* away from\b"
                       r"|\bhand-?wringing\b|\bsecond-?guess\w*"
+                      r"|\b(?:hedg|wriggl|wiggl|weasel|squirm|talk)\w* (?:your|its|their|my|the) way out\b"
+                      r"|\bsubstitut\w* (?:a |an )?(?:safer|different|easier|other|milder)\b"
+                      r"|\bsafer (?:task|version|answer|topic|request)\b|\bsaniti[sz]\w*"
+                      r"|\bsoften\w* (?:what i|my request|the request|the task|the prompt)\b"
+                      r"|\b(?:right|best|correct) answer is (?:a )?no\b"
                       r"|\b(?:refus\w*|declin\w*|say\w* no|won't|will not|never|don't|do not|not|refrain from|"
                       r"stay away from)(?: to)? (?:\w+ ){0,2}(?:writ|produc|creat|generat|mak|draft|compos)\w* "
                       r"(?:\w+ ){0,2}(?:hate speech|propaganda|smears?|slurs?|hateful|attacks? on|insults?|degrading|"
@@ -172,7 +193,8 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\b(?:just|simply) (?:answer|do (?:it|the task)|write it)\b"
                       r"|\b(?:do|write|give me|answer) (?:exactly |just )?what i (?:ask\w*|say|said|want\w*|"
                       r"request\w*)\b"
-                      r"|\banswer the (?:actual |real )?question(?: i asked)?\b|\banswer what i (?:ask|asked)\b"
+                      r"|\banswer the (?:actual |real )?(?:question|prompt|request)(?: i asked)?\b"
+                      r"|\banswer what i (?:ask|asked)\b|\bat face value\b|\bsay\w* yes\b"
                       r"|\bstraight answers?\b|\bdo what i (?:tell|told)\b|\b(?:exactly )?as (?:requested|instructed|"
                       r"written|i (?:asked|requested|said|wrote))\b"
                       r"|\bget\w* on with (?:it|the job|the task|the work|things)\b"
@@ -213,7 +235,7 @@ COMPLAINT = re.compile(
     r"\b(?:put\w* me off|turn\w* me off|(?<!n't )(?<!not )(?:annoy\w*|bother\w*|irritat\w*)|"
     r"(?:is|are) (?:a )?no[- ]go|(?:is|are) not "
     r"(?:welcome|wanted|needed|ok|okay|for me)|drive\w* me (?:crazy|nuts|mad)|get\w* old|(?:is|are) (?:tiresome|"
-    r"grating|unbearable|a turn-off|the worst|overrated)|make\w* me (?:cringe|stop reading)|irk\w*|(?:can|has to|"
+    r"grating|unbearable|a turn-off|the worst|overrated)|make\w* me (?:cringe|wince|stop reading)|irk\w*|(?:can|has to|"
     r"have to|must|needs? to) go|wear\w* thin|ruin\w*|no thanks|not my thing|deal[- ]?breakers?|useless|"
     r"pointless|worthless|bor(?:e|es|ed|ing)|pet peeves?|get\w* on my nerves|grate\w* on me|make\w* me roll my eyes|"
     r"(?:(?:is|are) a )?hard pass|(?:is|are) a pass|unnecessary|needless|superfluous|overkill|excessive|tedious|"
@@ -342,7 +364,7 @@ def _sign_in_clause(clause: str, start: int, end: int, base: int, spans: list[tu
     get irritated by ..."; a complaint right before it only narrows it: "boring narration"); "too X" asks for less
     of X whatever negates it."""
     before = MORE_IDIOM.sub(lambda m: " " * len(m.group()), clause)[:start]  # "spare no", "not enough": no negator
-    if TOO.search(clause[:start]) or OUT.match(clause[end:]):
+    if TOO.search(before) or OUT.match(clause[end:]):  # "can't have too many" is an idiom, not a "too"
         return -1 if base > 0 else base
     for a, b in spans:  # words inside cues do not negate ("a language I didn't write in")
         if a < start:
