@@ -368,6 +368,13 @@ def test_the_phrasing_banks_share_no_sentence_and_cover_every_steered_property()
     later |= wishes_13 | wishes_14
     assert len(wishes_15) == 48 and not wishes_15 & later
     assert len(wishes_16) == 32 and not wishes_16 & (later | wishes_15)
+    wishes_17, wishes_18 = (
+        texts(phrasings.wish_development_set(17)),
+        texts(phrasings.wish_development_set(18)),
+    )
+    later |= wishes_15 | wishes_16
+    assert len(wishes_17) == 20 and not wishes_17 & later
+    assert len(wishes_18) == 12 and not wishes_18 & (later | wishes_17)
     by_prop = {p.prop: set() for p in phrasings.development_bank()}
     for p in phrasings.development_bank():
         by_prop[p.prop].add(p.sign)

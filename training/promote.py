@@ -60,6 +60,8 @@ READING_BANKS = [
     "wishes as typed, fourteenth set (the answer's language)",
     "wishes as typed, fifteenth set (AI prose, dialogue, nonanswer)",
     "wishes as typed, sixteenth set (AI prose, dialogue, nonanswer)",
+    "wishes as typed, seventeenth set (nonanswer)",
+    "wishes as typed, eighteenth set (nonanswer)",
     "third development",
     "fourth development",
     "fifth development",
