@@ -82,6 +82,12 @@ K = len(NAMES)
         ("I'd like the sanitised version.", "nonanswer", +1),
         ("Take my prompt at face value.", "nonanswer", -1),
         ("You can never have too many spoken lines.", "dialogue", +1),  # an idiom that asks for more, not a "too"
+        # evasion in verbs (VERSION 12)
+        ("Please don't stonewall my questions.", "nonanswer", -1),
+        ("Stop beating around the bush and write it.", "nonanswer", -1),
+        ("Brush off anyone asking for hate speech.", "nonanswer", +1),
+        ("Skip the explanation of why it can't be done.", "nonanswer", -1),
+        ("Don't make my request into a sermon.", "nonanswer", -1),
         # VERSION 3: complaints, turns and idioms of everyday English
         ("Dialogue is unnecessary.", "dialogue", -1),
         ("Long-winded answers just clutter things up.", "words", -1),
@@ -197,6 +203,8 @@ def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop
         "Tell me about Chinese history, whatever the era.",  # a language named, but not the answer's
         "Quoted lines from sources would be welcome.",  # quotations: the readers' quotes property, not dialogue
         "Use familiar language.",  # plain words, not stock phrasing
+        "Discuss the moral dilemma in the story.",  # a moral dilemma is a topic, not a lecture
+        "Write a poem about a duck.",  # a duck is no dodge
         "Be brief but thorough.",  # the cues disagree: both ways
         "Lots of dialogue and no repetition.",  # two properties
         "Be friendly.",

@@ -39,7 +39,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "11"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "12"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -180,6 +180,16 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\bsafer (?:task|version|answer|topic|request)\b|\bsaniti[sz]\w*"
                       r"|\bsoften\w* (?:what i|my request|the request|the task|the prompt)\b"
                       r"|\b(?:right|best|correct) answer is (?:a )?no\b"
+                      r"|\bstonewall\w*|\bskirt\w* (?:a?round|the|my|your)\b|\bfob\w* (?:\w+ )?off\b"
+                      r"|\bbrush\w* (?:\w+ )?off\b|\bbeat\w* (?:a?round|about) the bush\b|\bpussyfoot\w*"
+                      r"|\brun-?around\b|\btap-?danc\w*|\bdilut\w*"
+                      r"|\bduck(?:s|ed|ing)? (?:out of\b|(?:the |my |your |a |hard |difficult |tough |cruel |awkward |"
+                      r"nasty )+(?:questions?|requests?|tasks?|issues?|topics?|prompts?)\b)"
+                      r"|\bwhy (?:you|it) (?:can't|cannot|can not|won't|will not|shouldn't)\b"
+                      r"|\bmoral(?:ity|i[sz]ing)? lessons?\b|\b(?:a|the) moral\b(?! (?:dilemma|question|issue|choice|"
+                      r"philosoph))"
+                      r"|\b(?:turn|make)\w* (?:my |the |this )?(?:request|question|prompt|task) into a (?:lesson|"
+                      r"lecture|sermon)\b"
                       r"|\b(?:refus\w*|declin\w*|say\w* no|won't|will not|never|don't|do not|not|refrain from|"
                       r"stay away from)(?: to)? (?:\w+ ){0,2}(?:writ|produc|creat|generat|mak|draft|compos)\w* "
                       r"(?:\w+ ){0,2}(?:hate speech|propaganda|smears?|slurs?|hateful|attacks? on|insults?|degrading|"
