@@ -108,6 +108,17 @@ PREVIOUS = (
 )
 
 
+# the criteria-of-2025 table was measured again this stop on an embedding store rebuilt on a fresh machine, both
+# columns on it (the other tables keep the files PREVIOUS describes: no change of this stop moves them)
+PREVIOUS_CRITERIA = (
+    "Previous stop: the same folder run by the previous stop's code (25a87ba), both columns on this stop's embedding "
+    "store (rebuilt on a fresh machine: its vectors differ from the last stop's in float noise, so numbers of rows no "
+    "change touched may differ from the last stop's table in the last digit). Its word lists did not read wishes "
+    'that name languages ("If I ask in Finnish or Chinese, answer in Finnish or Chinese.", "Always answer in English, '
+    'even when I ask in Finnish or Chinese."): cues VERSION 9, now 12 (docs/experiments.md).'
+)
+
+
 def judge_table() -> str:
     """README's one table of how good the judge is: the shipped CRM as served (ONNX int8) on held-out data beside
     the simple baselines, and the checks of the judge report (benchmarks/judge_report.py); beside it the same folder
@@ -471,7 +482,8 @@ def criteria_2025_table() -> str:
     prose = list(r[crms[0]]["ai_prose"]["wishes"])
     first = r[crms[0]]
     lines = [f"speechmap's and creative's held-out prompts ({first['language']['prompts']} of them in Finnish or "
-             f"Chinese); each wish as typed, with how the CRM read it (weights of 0.05 or more). {PREVIOUS}", "",
+             f"Chinese); each wish as typed, with how the CRM read it (weights of 0.05 or more). {PREVIOUS_CRITERIA}",
+             "",
              "| check | wish | " + " | ".join(crms) + " | wanted |",
              "|---|---|" + "---|" * len(crms) + "---|"]  # fmt: skip
     for label in ["general", *comply]:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from importlib.metadata import version
 
 import gradio as gr
+from crm_core.compositional.cues import written_in
 from crm_core.guard import fail
 
 from usl_space.benches import BenchPage, bench_pages, switch_address
@@ -160,6 +161,7 @@ def warm_general_leaderboard(engine: Engine) -> None:
     started = time.perf_counter()
     print(f"usl-space: scoring {engine.bench.name}'s general leaderboard into the cache in the background")
     engine.fill([], [], engine.query_ids.tolist(), progress=True, batch_queries=2)
+    written_in("Keep it brief.")  # the check for wishes in another language loads its models once (about 1 s)
     print(f"usl-space: {engine.bench.name}'s general leaderboard is ready ({time.perf_counter() - started:.0f} s)")
 
 
