@@ -26,6 +26,12 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO / "training/experiments"))
 END = re.compile(r"[.!?\u3002\uff01\uff1f](?=\s|$)")
+# a prompt that asks for a piece of writing, to which one sentence is no answer whatever it says (--pieces)
+PIECE = re.compile(r"\b(?:write|compose|draft|craft|create|develop|design|produce|generate|prepare)\b[^.?!]*?\b(?:essays?|"
+                   r"stor(?:y|ies)|poems?|emails?|e-mails?|letters?|blog|posts?|articles?|scripts?|speech|reports?|"
+                   r"plans?|proposals?|guides?|reviews?|descriptions?|dialogues?|songs?|lyrics|outlines?|itinerar(?:y|ies)|"
+                   r"programs?|functions?|code|tutorials?|lessons?|memos?|announcements?|advertisements?|ads?|pitch|"
+                   r"narratives?|paragraphs?|summary|summaries|press release)\b", re.IGNORECASE)  # fmt: skip
 
 
 def one_sentence(text: str) -> bool:
@@ -48,7 +54,7 @@ def development_ids(name: str, folder: Path, prompts: dict[int, str]) -> set[int
     return None
 
 
-def count(name: str, folder: Path, doublings: float, least_words: int) -> dict:
+def count(name: str, folder: Path, doublings: float, least_words: int, pieces: bool = False) -> dict:
     from bench_boards import BASELINES, FIRST_SENTENCE
     from crm_core.nonanswer import length_units
     from preamble_counts import mt_bench, usl_bench
@@ -57,7 +63,7 @@ def count(name: str, folder: Path, doublings: float, least_words: int) -> dict:
     keep = development_ids(name, folder, prompts)
     by_prompt: dict[int, list[tuple[str, str]]] = defaultdict(list)
     for idx, model, text in answers:
-        if keep is None or idx in keep:
+        if (keep is None or idx in keep) and (not pieces or PIECE.search(prompts[idx])):
             by_prompt[idx].append((model, text))
     flagged, total, junk = Counter(), Counter(), [0, 0]
     for rows in by_prompt.values():
@@ -91,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="D: doublings of words under the others' median")  # fmt: skip
     parser.add_argument("--least-words", type=int, nargs="+", default=[48, 96],
                         help="M: the others' median must be at least this many words")  # fmt: skip
+    parser.add_argument("--pieces", action="store_true",
+                        help="only prompts that ask for a piece of writing (an essay, an email, a story, code ...)")
     parser.add_argument("--output", type=Path, help="write the counts here (JSON)")
     args = parser.parse_args(argv)
     result: dict = {}
@@ -99,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
             key = f"D={d:g} M={m}"
             result[key] = {}
             for name in ("alpaca_eval", "speechmap", "creative", "mt_bench"):
-                r = count(name, args.shared / "usl" / name, d, m)
+                r = count(name, args.shared / "usl" / name, d, m, args.pieces)
                 result[key][name] = r
                 real = f"real {r['real flagged']} of {r['real answers']} (twins {r['twins flagged']})"
                 print(f"{key} {name}: {real}, junk {r['junk flagged']} of {r['junk answers']}; "
