@@ -27,11 +27,12 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO / "training/experiments"))
 END = re.compile(r"[.!?\u3002\uff01\uff1f](?=\s|$)")
 # a prompt that asks for a piece of writing, to which one sentence is no answer whatever it says (--pieces)
-PIECE = re.compile(r"\b(?:write|compose|draft|craft|create|develop|design|produce|generate|prepare)\b[^.?!]*?\b(?:essays?|"
-                   r"stor(?:y|ies)|poems?|emails?|e-mails?|letters?|blog|posts?|articles?|scripts?|speech|reports?|"
-                   r"plans?|proposals?|guides?|reviews?|descriptions?|dialogues?|songs?|lyrics|outlines?|itinerar(?:y|ies)|"
-                   r"programs?|functions?|code|tutorials?|lessons?|memos?|announcements?|advertisements?|ads?|pitch|"
-                   r"narratives?|paragraphs?|summary|summaries|press release)\b", re.IGNORECASE)  # fmt: skip
+PIECE = re.compile(r"\b(?:write|compose|draft|craft|create|develop|design|produce|generate|prepare)\b[^.?!]*?"
+                   r"\b(?:essays?|stor(?:y|ies)|poems?|emails?|e-mails?|letters?|blog|posts?|articles?|scripts?|"
+                   r"speech|reports?|plans?|proposals?|guides?|reviews?|descriptions?|dialogues?|songs?|lyrics|"
+                   r"outlines?|itinerar(?:y|ies)|programs?|functions?|code|tutorials?|lessons?|memos?|announcements?|"
+                   r"advertisements?|ads?|pitch|narratives?|paragraphs?|summary|summaries|press release)\b",
+                   re.IGNORECASE)  # fmt: skip
 
 
 def one_sentence(text: str) -> bool:
