@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--least-words", type=int, nargs="+", default=[48, 96],
                         help="M: the others' median must be at least this many words")  # fmt: skip
     parser.add_argument("--pieces", action="store_true",
-                        help="only prompts that ask for a piece of writing (an essay, an email, a story, code ...)")
+                        help="only prompts that ask for a piece of writing (an essay, email, story, code)")  # fmt: skip
     parser.add_argument("--output", type=Path, help="write the counts here (JSON)")
     args = parser.parse_args(argv)
     result: dict = {}
