@@ -458,9 +458,12 @@ def test_no_english_development_wish_reads_as_foreign_and_most_foreign_ones_do()
     assert sum(written_in(t) is not None for t in foreign) >= 38
 
 
-def test_a_foreign_sentence_is_left_out_of_the_reading_and_named(tmp_path):
-    """Through the scorer: a Finnish wish adds no weight (random readers would read noise in it) and the reading
-    names it with its language; an English wish beside it reads as alone."""
+def test_a_foreign_sentence_is_left_out_of_the_reading_and_named(tmp_path, monkeypatch):
+    """Through the scorer: a Finnish wish adds no weight (random readers read noise in it, here at any strength) and
+    the reading names it with its language; an English wish beside it reads as alone."""
+    from crm_core.compositional import scorer as S
+
+    monkeypatch.setattr(S, "FOREIGN_KEEP", np.inf)
     scorer = random_scorer_with_memory(tmp_path)
     alone = scorer.criteria_side(["Use tables."])
     mixed = scorer.criteria_side(["Kerro yksityiskohtaisesti.", "Use tables."])

@@ -20,7 +20,8 @@ please." as quotes (the nearest older property). This reader is a short, documen
 - a sentence whose cues disagree (two properties, or both ways) gets no reading: the learned readers keep it.
 
 The readers read English; a wish written in another language reads as noise ("Kerro yksityiskohtaisesti.", tell it
-in detail, as question_back -0.43). `written_in` tells such a wish apart, so the scorer leaves it out and says so.
+in detail, as question_back -0.43). `written_in` tells such a wish apart, so the scorer can leave it out and say so
+(CompositionalScorer.left_out).
 
 It covers the properties whose wishes the readers misread most (development banks, docs/experiments.md): length
 (`words`), the six of 2025, and nothing else. The heads use it where the readers read nothing, are unsure, or read

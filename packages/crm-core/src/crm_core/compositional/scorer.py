@@ -113,6 +113,10 @@ def quality_encoder(folder: Path, params: dict[str, np.ndarray], threads: int | 
 
 
 FULL_WEIGHT = tuple(NAMES.index(name) for name in ("nonanswer", "other_language"))  # counted as musts are
+# a wish in another language read at least this strongly is kept: it shares its key word with English and the memory
+# knows it ("Keine Emojis bitte.": emoji -3.0); the rest read as noise (under 0.5 on development.toml's
+# foreign_wishes) and are left out
+FOREIGN_KEEP = 1.0
 
 
 @dataclass(frozen=True)
@@ -283,9 +287,9 @@ class CompositionalScorer:
         return self._declining_welcome(*self._sides(criteria, dislikes))
 
     def _sides(self, criteria: Sequence[str], dislikes: Sequence[str] = ()) -> tuple[CriteriaSide, CriteriaSide]:
-        """criteria_sides before the caution give-back. A sentence in another language than English is left out: the
-        readers, which read English, would read noise in it (cues.written_in)."""
-        texts = [t for t in split_criteria(criteria, dislikes) if written_in(t) is None]
+        """criteria_sides before the caution give-back; a sentence in another language read as noise is left out
+        (`left_out`)."""
+        texts = [t for t in split_criteria(criteria, dislikes) if self.left_out(t) is None]
         soft, must = (
             self._side([t for t in texts if not is_must(t)], True),
             self._side([t for t in texts if is_must(t)]),
@@ -296,6 +300,16 @@ class CompositionalScorer:
             must.weights[full] += soft.weights[full]
             soft.weights[full] = 0.0
         return soft, must
+
+    def left_out(self, sentence: str) -> str | None:
+        """The language of a sentence the reading leaves out: written in another language than English
+        (cues.written_in), which the readers, reading English, read as noise, unless they read it strongly
+        (FOREIGN_KEEP); None for a sentence read."""
+        language = written_in(sentence)
+        if language is None:
+            return None
+        weights = self._side([sentence], soft=not is_must(sentence)).weights
+        return language if np.abs(weights).max(initial=0.0) < FOREIGN_KEEP else None
 
     def welcomes_declining(self, soft: CriteriaSide, must: CriteriaSide) -> bool:
         """Whether criteria (their sides before the give-back, `_sides`) clearly value declining (_declining_welcome
@@ -343,7 +357,7 @@ class CompositionalScorer:
         side = CriteriaSide(soft.weights + must.weights, soft.voice + must.voice)
         ignored, unsure, foreign = [], [], []
         for sentence in split_criteria(criteria, dislikes):
-            if (language := written_in(sentence)) is not None:
+            if (language := self.left_out(sentence)) is not None:
                 foreign.append((sentence, language))
                 continue
             soft, must = self.criteria_sides([sentence])  # one sentence: one of the two is empty
