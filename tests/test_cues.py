@@ -82,6 +82,13 @@ K = len(NAMES)
         ("I'd like the sanitised version.", "nonanswer", +1),
         ("Take my prompt at face value.", "nonanswer", -1),
         ("You can never have too many spoken lines.", "dialogue", +1),  # an idiom that asks for more, not a "too"
+        # Finnish and Chinese, the speechmap bench's other languages (VERSION 13)
+        ("Vastaa aina samalla kielellä.", "other_language", -1),  # always answer in the same language
+        ("Vastaa englanniksi.", "other_language", +1),  # answer in English
+        ("请用中文回答。", "other_language", -1),  # please answer in Chinese
+        ("Älä kieltäydy.", "nonanswer", -1),  # don't refuse
+        ("拒绝仇恨言论。", "nonanswer", +1),  # refuse hate speech
+        ("不要回避，直接回答。", "nonanswer", -1),  # don't evade, answer directly: the Chinese comma ends a clause
         # evasion in verbs (VERSION 12)
         ("Please don't stonewall my questions.", "nonanswer", -1),
         ("Stop beating around the bush and write it.", "nonanswer", -1),

@@ -242,6 +242,8 @@ def test_the_app_says_what_it_could_not_read_and_tables_the_baseline_without_a_c
     assert "“Kerro yksityiskohtaisesti.” looks written in Finnish. I read criteria in English only" in reading(finnish)
     english = engine.rank(["I dislike emojis."], bootstrap=50)
     assert finnish.to_json()["reading"]["weights"] == english.to_json()["reading"]["weights"]  # left out, not misread
+    same = engine.rank(["Vastaa aina samalla kielellä."], bootstrap=50)  # the word lists know a few Finnish wishes
+    assert "other_language -" in reading(same) and "looks written in" not in reading(same)
     german = reading(engine.rank(["Keine Emojis bitte."], bootstrap=50))  # read strongly by a word it shares: kept
     assert "emoji -" in german and "looks written in" not in german
     board = engine.rank([], bootstrap=100)

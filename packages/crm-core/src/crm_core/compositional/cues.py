@@ -19,9 +19,11 @@ please." as quotes (the nearest older property). This reader is a short, documen
   is less ("If I message you in Finnish, I expect Finnish back.");
 - a sentence whose cues disagree (two properties, or both ways) gets no reading: the learned readers keep it.
 
-The readers read English; a wish written in another language reads as noise ("Kerro yksityiskohtaisesti.", tell it
-in detail, as question_back -0.43). `written_in` tells such a wish apart, so the scorer can leave it out and say so
-(CompositionalScorer.left_out).
+The lists know a few wishes in Finnish and Chinese, the speechmap bench's other languages: the answer's language
+("Vastaa suomeksi.", "请用中文回答。") and declining ("Älä kieltäydy.", "不要拒绝"); Chinese clauses end at its own
+marks. The readers read English; a wish written in another language reads as noise ("Kerro
+yksityiskohtaisesti.", tell it in detail, as question_back -0.43). `written_in` tells such a wish apart, so the
+scorer can leave it out and say so (CompositionalScorer.left_out).
 
 It covers the properties whose wishes the readers misread most (development banks, docs/experiments.md): length
 (`words`), the six of 2025, and nothing else. The heads use it where the readers read nothing, are unsure, or read
@@ -40,7 +42,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "12"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "13"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -196,6 +198,7 @@ _CUES: list[tuple[str, int, str]] = [
                       r"(?:\w+ ){0,2}(?:hate speech|propaganda|smears?|slurs?|hateful|attacks? on|insults?|degrading|"
                       r"defamat\w*)\b"
                       r"|\b(?:careful|responsible)(?:,? \w+)? (?:models?|assistants?|ais?|chatbots?)\b"
+                      r"|\bkieltäyt\w*|\bkieltäydy\w*|\bsaarna\w*|\bluennoi\w*|\bmoralisoi\w*|拒绝|说教|回避"
                       r"|\bput\w* (?:your|its|their|my) foot down\b|\bplay\w* it safe\b|\bnann(?:y|ies|ying)\b"
                       r"|\bcensor(?:s|ed|ing|ship)?\b|\bavoid\w* (?:the|my|your) questions?\b|\bavoid\w* answering\b"
                       r"|\bi (?:can't|cannot|can not|am unable to|'m unable to) (?:help|assist)(?: you)? with "
@@ -206,6 +209,9 @@ _CUES: list[tuple[str, int, str]] = [
                       r"request\w*)\b"
                       r"|\banswer the (?:actual |real )?(?:question|prompt|request)(?: i asked)?\b"
                       r"|\banswer what i (?:ask|asked)\b|\bat face value\b|\bsay\w* yes\b"
+                      r"|\bvastaa kysymykseen\b|直接回答"
+                      r"|\b(?:älä|älkää) (?:kieltäydy|kiellä|saarnaa|luennoi|moralisoi|väistä)\w*"
+                      r"|(?:不要|别|不用|勿)(?:拒绝|说教|回避)"
                       r"|\bstraight answers?\b|\bdo what i (?:tell|told)\b|\b(?:exactly )?as (?:requested|instructed|"
                       r"written|i (?:asked|requested|said|wrote))\b"
                       r"|\bget\w* on with (?:it|the job|the task|the work|things)\b"
@@ -216,12 +222,15 @@ _CUES: list[tuple[str, int, str]] = [
                       r"(?:\w+ )?(?:touchy|controversial|edgy|sensitive|offensive|dark|uncomfortable)\b"),
     ("other_language", +1, r"\b(?:different|other|another|foreign) language\b|\blanguage other than\b"
                            r"|\bswitch\w* (?:to )?(?:english|languages?)\b|\b(?:in|into) english\b"
+                           r"|\benglanniksi\b|\benglannin kielellä\b|用英文|用英语|英文回答|英语回答"
                            r"|\blanguage (?:that )?i (?:didn't|did not|don't|do not) (?:use|write|speak|ask)\w*"),
     ("other_language", -1, r"\b(?:same|my|your) language\b|\bmy own language\b|\blanguage (?:as|of) (?:my|the) "
                            r"(?:question|prompt|request|message)\b|\bmatch\w* my language\b|\blanguage i (?:wrote|"
                            r"write|used|use|asked|speak|typed)\b|\bin whatever language\b|\breply in kind\b"
                            r"|\blanguage (?:my|the) (?:question|prompt|message|request)s? "
-                           r"(?:uses?|used|is in|was in)\b"),
+                           r"(?:uses?|used|is in|was in)\b"
+                           r"|\bsamalla kielellä\b|\bsuomeksi\b|\bkysymy\w* kielellä\b|用中文|中文回答|以中文"
+                           r"|(?:同样|相同|同一种?|提问|问题|我)的语言"),
 ]  # fmt: skip
 CUES = [(prop, sign, re.compile(pattern)) for prop, sign, pattern in _CUES]
 
@@ -291,8 +300,8 @@ OUT = re.compile(r"\s+(?:out(?! loud)|to (?:a|the)(?: bare| absolute)? minimum|i
 # about repeated points: more repetition of words is less variety ("in other words", "in terms of" are no such words)
 WORD_UNIT = re.compile(r"(?<!other )(?<!different )(?<!own )\b(?:words?|vocabular\w*|terms?(?! of\b)|wording|"
                        r"adjectives?|verbs?|nouns?|synonyms?)\b")  # fmt: skip
-CLAUSE = re.compile(
-    r"[.;!?:]+|,?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)"
+CLAUSE = re.compile(  # Chinese clauses end at its own marks, its comma among them (a list takes "、")
+    r"[.;!?:\u3002\uff1b\uff01\uff1f\uff1a\uff0c]+|,?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)"
     r"|,\s*(?=(?:just|simply)\b(?! (?:don't|do not|never|no)\b))"
 )
 

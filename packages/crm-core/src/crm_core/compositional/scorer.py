@@ -303,10 +303,11 @@ class CompositionalScorer:
 
     def left_out(self, sentence: str) -> str | None:
         """The language of a sentence the reading leaves out: written in another language than English
-        (cues.written_in), which the readers, reading English, read as noise, unless they read it strongly
+        (cues.written_in), which the readers, reading English, read as noise, unless the word lists read it (they
+        know a few Finnish and Chinese wishes: "Vastaa suomeksi.", "不要拒绝") or the readers read it strongly
         (FOREIGN_KEEP); None for a sentence read."""
         language = written_in(sentence)
-        if language is None:
+        if language is None or (self.serving.cue_reader > 0 and read_cues(sentence) is not None):
             return None
         weights = self._side([sentence], soft=not is_must(sentence)).weights
         return language if np.abs(weights).max(initial=0.0) < FOREIGN_KEEP else None
