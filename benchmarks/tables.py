@@ -114,8 +114,8 @@ PREVIOUS_CRITERIA = (
     "Previous stop: the same folder run by the previous stop's code (25a87ba), both columns on this stop's embedding "
     "store (rebuilt on a fresh machine: its vectors differ from the last stop's in float noise, so numbers of rows no "
     "change touched may differ from the last stop's table in the last digit). Its word lists read a wish that "
-    'names the question\'s language as noise ("If I ask in Finnish or Chinese, answer in Finnish or Chinese."); '
-    "cues VERSION 9, now 12 (docs/experiments.md)."
+    'names the question\'s language as noise ("If I ask in Finnish or Chinese, answer in Finnish or Chinese."), and '
+    "one typed in Finnish or Chinese too: cues VERSION 9, now 13 (docs/experiments.md)."
 )
 
 
