@@ -165,7 +165,7 @@ PLAIN_NAMES = {  # each measured property as the status line names it (crm_core.
 # the languages a visitor's criteria are most likely written in besides English, by code (cues.written_in)
 LANGUAGE_NAMES = {"fi": "Finnish", "zh": "Chinese", "ja": "Japanese", "ko": "Korean", "es": "Spanish", "fr": "French",
                   "de": "German", "it": "Italian", "pt": "Portuguese", "nl": "Dutch", "sv": "Swedish", "da": "Danish",
-                  "nb": "Norwegian", "pl": "Polish", "ru": "Russian", "uk": "Ukrainian", "ar": "Arabic",
+                  "no": "Norwegian", "pl": "Polish", "ru": "Russian", "uk": "Ukrainian", "ar": "Arabic",
                   "tr": "Turkish"}  # fmt: skip
 
 

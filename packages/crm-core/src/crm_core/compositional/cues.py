@@ -489,7 +489,7 @@ def _core(clause: str) -> str | None:
 # `foreign_wishes`: 38 of 42 told apart; none of 27,000 English training and development phrasings, whose largest
 # margin is under 1). A sentence mostly in another script is another language's outright.
 FOREIGN_MARGIN = 1.5
-_LANGUAGE_FOLD = {"wuu": "zh", "yue": "zh", "nn": "nb", "no": "nb"}
+_WORDFREQ = {"no": "nb"}  # wordfreq's code where it differs (Norwegian: Bokmål's list)
 _LETTERS = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 
@@ -500,17 +500,20 @@ def written_in(text: str) -> str | None:
     import py3langid
     from wordfreq import available_languages, zipf_frequency
 
+    from crm_core.properties import LANGUAGE_FOLD  # the codes the answer's language is measured in
+
     letters = [c for c in text if c.isalpha()]
     if not letters:
         return None
-    ranked = [_LANGUAGE_FOLD.get(code, code) for code, _ in py3langid.rank(text)]
+    ranked = [LANGUAGE_FOLD.get(code, code) for code, _ in py3langid.rank(text)]
     other_script = sum(not unicodedata.name(c, "").startswith("LATIN") for c in letters)
     if other_script * 2 > len(letters):
         return next((code for code in ranked if code != "en"), "unknown")
     known = available_languages()
-    language = next((code for code in ranked if code in known), "en")
+    language = next((code for code in ranked if _WORDFREQ.get(code, code) in known), "en")
     if language == "en":
         return None
     words = [w.lower() for w in _LETTERS.findall(text)]
-    margin = sum(zipf_frequency(w, language) - zipf_frequency(w, "en") for w in words) / len(words)
+    listed = _WORDFREQ.get(language, language)
+    margin = sum(zipf_frequency(w, listed) - zipf_frequency(w, "en") for w in words) / len(words)
     return language if margin >= FOREIGN_MARGIN else None
