@@ -115,7 +115,7 @@ PREVIOUS_CRITERIA = (
     "store (rebuilt on a fresh machine: its vectors differ from the last stop's in float noise, so numbers of rows no "
     "change touched may differ from the last stop's table in the last digit). Its word lists read a wish that "
     'names the question\'s language as noise ("If I ask in Finnish or Chinese, answer in Finnish or Chinese."), and '
-    "one typed in Finnish or Chinese too: cues VERSION 9, now 13 (docs/experiments.md)."
+    "one typed in Finnish or Chinese too: cues VERSION 9, now 14 (docs/experiments.md)."
 )
 
 

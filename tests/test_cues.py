@@ -74,6 +74,8 @@ K = len(NAMES)
         ("Stories that read like a form letter bore me.", "ai_prose", -1),
         ("Platitudes are fine.", "ai_prose", +1),
         ("Just recount their conversation.", "dialogue", -1),  # told about, not shown
+        ("Summarize what the characters discussed.", "dialogue", -1),  # any talk verb: told about
+        ("I want replies in my mother tongue.", "other_language", -1),
         ("Reported speech, please.", "dialogue", -1),  # not "speech": dialogue
         ("Everyone stays silent in this one.", "dialogue", -1),
         ("Let them talk out loud.", "dialogue", +1),

@@ -42,7 +42,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "13"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "14"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -87,7 +87,8 @@ _CUES: list[tuple[str, int, str]] = [
                      r"|\bwhat (?:the )?(?:characters?|people|they|he|she) (?:say|said|says)\b"),
     ("dialogue", -1, r"\bnarrat(?:e|es|ed|ing|ion)\b|\b(?:nobody|no one) (?:\w+ ){0,2}(?:talk|speak|chat)\w*"
                      r"|\bnarrator(?:'s)? voice\b|\b(?:summari[sz]|report|recount|relat|describ)\w* what (?:the )?"
-                     r"(?:characters?|people|they|he|she) (?:say|said|says)\b"
+                     r"(?:characters?|people|they|he|she) (?:say|said|says|told|tell\w*|talk\w*|discuss\w*|argu\w*|"
+                     r"chat\w*|spoke|speak\w*)\b"
                      r"|\b(?:summari[sz]|report|recount|describ)\w* (?:the |their |any |a |each )?(?:conversations?|"
                      r"dialog(?:ue)?s?|talk|exchanges?|chat)\b|\b(?:indirect|reported) speech\b"
                      r"|\b(?:characters?|people|they|them|everyone|everybody)(?: \w+){0,2} (?:quiet|silent|mute)\b"
@@ -229,6 +230,7 @@ _CUES: list[tuple[str, int, str]] = [
                            r"write|used|use|asked|speak|typed)\b|\bin whatever language\b|\breply in kind\b"
                            r"|\blanguage (?:my|the) (?:question|prompt|message|request)s? "
                            r"(?:uses?|used|is in|was in)\b"
+                           r"|\bin my (?:own )?(?:mother tongue|native language|first language)\b"
                            r"|\bsamalla kielellä\b|\bsuomeksi\b|\bkysymy\w* kielellä\b|用中文|中文回答|以中文"
                            r"|(?:同样|相同|同一种?|提问|问题|我)的语言"),
 ]  # fmt: skip
