@@ -62,6 +62,8 @@ READING_BANKS = [
     "wishes as typed, sixteenth set (AI prose, dialogue, nonanswer)",
     "wishes as typed, seventeenth set (nonanswer)",
     "wishes as typed, eighteenth set (nonanswer)",
+    "wishes as typed, nineteenth set (nonanswer, language, AI prose, dialogue)",
+    "wishes as typed, twentieth set (nonanswer, language, AI prose, dialogue)",
     "third development",
     "fourth development",
     "fifth development",
