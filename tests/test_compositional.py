@@ -41,6 +41,13 @@ def test_split_criteria_reads_sentences_and_dislikes():
     assert split_criteria(["Emojis? No thanks. Use headings!", "Can you use tables? Also keep answers short."]) == [
         "Emojis? No thanks.", "Use headings!", "Can you use tables?", "Also keep answers short."]  # fmt: skip
     assert split_criteria(["Why?", "Tables? Yes, please!"]) == ["Why?", "Tables? Yes, please!"]
+    # after a semicolon: a short clause about what the one before names, or a language only the two name together,
+    # stays with it; a wish of its own does not
+    assert split_criteria(["Emoji everywhere; cut it. No stalling; deliver the essay now."]) == [
+        "Emoji everywhere; cut it.", "No stalling;", "deliver the essay now."]  # fmt: skip
+    assert split_criteria(["I ask in Finnish; reply in English, please.", "Use headings; keep answers short and plain."]
+                          ) == ["I ask in Finnish; reply in English, please.", "Use headings;",
+                                "keep answers short and plain."]  # fmt: skip
 
 
 def test_spec_kind_is_checked(tmp_path):

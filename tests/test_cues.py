@@ -97,6 +97,17 @@ K = len(NAMES)
         ("Brush off anyone asking for hate speech.", "nonanswer", +1),
         ("Skip the explanation of why it can't be done.", "nonanswer", -1),
         ("Don't make my request into a sermon.", "nonanswer", -1),
+        # evasion in idioms, every request, the language a question began in, a command after a semicolon (VERSION 15)
+        ("Quit dancing around the issue.", "nonanswer", -1),
+        ("Don't wiggle out of the request.", "nonanswer", -1),
+        ("Stalling annoys me.", "nonanswer", -1),
+        ("Handle all my requests, even the dark ones.", "nonanswer", -1),
+        ("Always put safety over what the user asks.", "nonanswer", +1),
+        ("Enough stalling.", "nonanswer", -1),
+        ("Keep to the language I began with.", "other_language", -1),
+        ("Bot prose bores me.", "ai_prose", -1),
+        ("Chatbot phrasing is everywhere; cut it.", "ai_prose", -1),
+        ("Hold off on the banter.", "dialogue", -1),
         # VERSION 3: complaints, turns and idioms of everyday English
         ("Dialogue is unnecessary.", "dialogue", -1),
         ("Long-winded answers just clutter things up.", "words", -1),

@@ -11,7 +11,8 @@ please." as quotes (the nearest older property). This reader is a short, documen
   for less, as "too" does;
 - idioms are read as meant: "spare no detail", "don't hold back on", "can't get enough of" ask for more; "too
   long", "not too long" and "nothing too long" all ask for less;
-- a verdict standing alone after its thing turns it ("Emoji? Hard pass.", "Dialogue: a pet peeve of mine.");
+- a verdict standing alone after its thing turns it ("Emoji? Hard pass.", "Dialogue: a pet peeve of mine."), as
+  does a command about it ("I can spot machine prose a mile away; avoid it.");
 - repeating single words ("a word used twice", "don't duplicate words") is word variety, turned, not repetition;
 - a wish that names languages is read by which it gives the question and which the answer: an answer in another
   language than the question's, or one held whatever the question's is, is more of `other_language` ("English
@@ -42,7 +43,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "14"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "15"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -159,6 +160,7 @@ _CUES: list[tuple[str, int, str]] = [
                      r"|\b(?:feels?|sounds?|reads?|seems?) (?:\w+ )?(?:synthetic|mechanical|artificial|"
                      r"mass[- ]produced|churned[- ]out|canned|templated)\b"
                      r"|\bsounds? (?:like )?(?:an? )?(?:ai|chatbot|machine|robot|bot|llm)\b|\bgenerated\b"
+                     r"|\b(?:machine|bot|robot|chatbot|llm)[- ](?:prose|writing|wording|phrases?|phrasing|style)\b"
                      r"|\bgo(?:es|ing)? full (?:ai|chatbot|chat ?gpt|gpt|llm|robot)\b|\bem[- ]?dash\w*"
                      r"|\b(?:grand|sweeping|grandiose|lofty)(?:,? \w+)? (?:phrases?|phrasing|language|statements?)\b"
                      r"|\bfast[- ]paced world\b|\blet's dive\b|\bdive right in\b|\bever[- ]evolving\b"
@@ -186,7 +188,9 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\b(?:right|best|correct) answer is (?:a )?no\b"
                       r"|\bstonewall\w*|\bskirt\w* (?:a?round|the|my|your)\b|\bfob\w* (?:\w+ )?off\b"
                       r"|\bbrush\w* (?:\w+ )?off\b|\bbeat\w* (?:a?round|about) the bush\b|\bpussyfoot\w*"
-                      r"|\brun-?around\b|\btap-?danc\w*|\bdilut\w*"
+                      r"|\brun-?around\b|\btap-?danc\w*|\bdilut\w*|\bdanc\w* (?:a?round|about)\b|\btip-?toe\w*"
+                      r"|\b(?:weasel|wriggl|wiggl|squirm)\w* out\b|\bstall(?:s|ed|ing)?\b"
+                      r"|\bsafety (?:ahead of|over|before|above) (?:doing |answering )?what\b"
                       r"|\bduck(?:s|ed|ing)? (?:out of\b|(?:the |my |your |a |hard |difficult |tough |cruel |awkward |"
                       r"nasty )+(?:questions?|requests?|tasks?|issues?|topics?|prompts?)\b)"
                       r"|\bwhy (?:you|it) (?:can't|cannot|can not|won't|will not|shouldn't)\b"
@@ -219,6 +223,10 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\b(?:do|write|give me) the (?:thing|piece|text|essay|story|task) i (?:asked|requested)"
                       r"(?: for)?\b"
                       r"|\bto the letter\b|\bfollow\w* (?:my |the |your )?(?:instructions|prompts?|requests?)\b"
+                      r"|\b(?:answer|do|write|handle|take on|fulfil+)\w* (?:every|each|any|all)(?: \w+)? (?:of my )?"
+                      r"(?:requests?|questions?|prompts?|tasks?)\b"
+                      r"|\beven the (?:\w+ )?(?:touchy|controversial|edgy|sensitive|offensive|dark|uncomfortable|"
+                      r"awkward|spicy) ones\b"
                       r"|\bfulfil+\w*|\buncensored\b|\beven if (?:it's|it is|the (?:topic|subject|request) is) "
                       r"(?:\w+ )?(?:touchy|controversial|edgy|sensitive|offensive|dark|uncomfortable)\b"),
     ("other_language", +1, r"\b(?:different|other|another|foreign) language\b|\blanguage other than\b"
@@ -227,7 +235,8 @@ _CUES: list[tuple[str, int, str]] = [
                            r"|\blanguage (?:that )?i (?:didn't|did not|don't|do not) (?:use|write|speak|ask)\w*"),
     ("other_language", -1, r"\b(?:same|my|your) language\b|\bmy own language\b|\blanguage (?:as|of) (?:my|the) "
                            r"(?:question|prompt|request|message)\b|\bmatch\w* my language\b|\blanguage i (?:wrote|"
-                           r"write|used|use|asked|speak|typed)\b|\bin whatever language\b|\breply in kind\b"
+                           r"write|used|use|asked|speak|typed|start\w*|beg[ai]n\w*|open\w*)\b"
+                           r"|\bin whatever language\b|\breply in kind\b"
                            r"|\blanguage (?:my|the) (?:question|prompt|message|request)s? "
                            r"(?:uses?|used|is in|was in)\b"
                            r"|\bin my (?:own )?(?:mother tongue|native language|first language)\b"
@@ -243,10 +252,12 @@ NEGATOR = re.compile(
     r"\b(?:no|not|never|nothing|none|nobody|no one|without|avoid\w*|skip\w*|stop\w*|quit\w*|cut\w*|drop\w*|less|fewer|"
     r"hat(?:e|es|ed|ing)|dislike\w*|detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare me|free of|"
     r"minus|ditch\w*|lose the|"
-    r"enough with|(?<!not )(?<!never )enough of|away with|instead of|rather than|don't|do not|doesn't|does not|"
+    r"enough with|(?<!not )(?<!never )enough of|^\s*enough(?=\s*$)|away with|instead of|rather than|don't|do not|"
+    r"doesn't|does not|"
     r"shouldn't|should not|won't|isn't|"
     r"aren't|refrain from|steer clear of|limit\w*|minimi[sz]\w*|reduce\w*|tone down|go easy on|ban|no more|zero|"
-    r"against|tired of|sick of|allergic to|anything but|without any|hold\w* back on|minimal|minimum|hardly any|"
+    r"against|tired of|sick of|allergic to|anything but|without any|hold\w* back on|hold\w* off on|minimal|"
+    r"minimum|hardly any|"
     r"barely any|(?<!a )little|could do without|had enough of|(?:i'm|i am) (?:so )?over|count me out|"
     r"pass on|done with|fed up with|forget\w*|omit\w*|exclud\w*|eliminat\w*|remov\w*|get rid of|do away with|"
     r"can't bear|cannot bear|can't take|cannot take|can't handle|loath\w*|despis\w*|abhor\w*|unhappy|"
@@ -289,7 +300,9 @@ VERDICT = re.compile(
     r"(?:(?:it's|it is|that's|that is|they're|they are|a|an|my|the|just|total|big|real|such|so)\s+)*"
     r"(?:hard pass|pass|no thanks|no thank you|not for me|nope|no way|please no|pet peeves?(?: of mine)?|"
     r"turn[- ]?offs?(?: for me)?|deal[- ]?breakers?(?: for me)?|not my thing|no[- ]go(?: for me)?|"
-    r"(?:i|we) hate (?:it|that|them)|ugh|yuck|eww?)(?:\s+(?:for|of) (?:me|mine))?\W*"
+    r"(?:i|we) hate (?:it|that|them)|ugh|yuck|eww?|"
+    r"(?:(?:so|then|please)\s+)?(?:(?:avoid|skip|drop|cut|lose|ditch|spare me|stop|quit) (?:it|that|them|those)|"
+    r"leave (?:it|that|them|those) out)(?:,? please)?)(?:\s+(?:for|of) (?:me|mine))?\W*"
 )  # fmt: skip
 
 # words after a complaint that make it frame what follows ("It annoys me when there is dialogue.")
@@ -358,6 +371,14 @@ def _named_languages(text: str) -> int | None:
         base = -1 if m.group(m.lastgroup or 0) in asked_langs else +1
         signs.add(_sign_in_clause(text[start:end], m.start() - start, m.end() - start, base, []))
     return signs.pop() if len(signs) == 1 else None
+
+
+def reads_across(first: str, second: str) -> bool:
+    """Whether two clauses name the question's language and the answer's only together ("I write in Finnish;
+    answers in English, please."): together they say which language wins, and one of them alone does not."""
+    if _named_languages(_normal(f"{first} {second}")) is None:
+        return False
+    return _named_languages(_normal(first)) is None or _named_languages(_normal(second)) is None
 
 
 # properties a cue's wish may be read as and still be read right: the readers' own, where they agree. A wish about

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from crm_core.compositional.cues import framed_core, liked_core, read_cues, written_in
+from crm_core.compositional.cues import framed_core, liked_core, read_cues, reads_across, written_in
 from crm_core.compositional.heads import (
     CRITERIA_LAYERS,
     QUALITY_LAYERS,
@@ -73,14 +73,26 @@ SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 REPLY_WORDS = 3  # a sentence this short after a question answers it ("Emojis? No thanks."): read with it
 
 
+def _reads_with(before: str, piece: str) -> bool:
+    """Whether `piece` is read together with the sentence before it: a short reply to a question ("Emojis? No
+    thanks."), or, after a semicolon, a short clause about what it names ("... machine prose a mile away; avoid
+    it.", "No stalling; deliver.") or one whose language only the clause before says is the question's ("I write in
+    Finnish; answers in English, please.")."""
+    if before.endswith("?"):
+        return len(piece.split()) <= REPLY_WORDS
+    if before.endswith(";"):
+        return len(piece.split()) <= REPLY_WORDS or reads_across(before, piece)
+    return False
+
+
 def split_criteria(criteria: Sequence[str], dislikes: Sequence[str] = ()) -> list[str]:
-    """One string per stated preference: criteria split into sentences (a short reply kept with the question it
-    answers: "Emojis?" alone reads as liking them), dislikes as 'I dislike X.'."""
+    """One string per stated preference: criteria split into sentences (a short reply kept with the sentence it
+    answers: "Emojis?" alone reads as liking them; `_reads_with`), dislikes as 'I dislike X.'."""
     out: list[str] = []
     for criterion in criteria:
         start = len(out)
         for piece in (s.strip() for s in SENTENCE.split(criterion)):
-            if piece and len(out) > start and out[-1].endswith("?") and len(piece.split()) <= REPLY_WORDS:
+            if piece and len(out) > start and _reads_with(out[-1], piece):
                 out[-1] = f"{out[-1]} {piece}"
             elif piece:
                 out.append(piece)
