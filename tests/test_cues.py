@@ -108,6 +108,8 @@ K = len(NAMES)
         ("Bot prose bores me.", "ai_prose", -1),
         ("Chatbot phrasing is everywhere; cut it.", "ai_prose", -1),
         ("Hold off on the banter.", "dialogue", -1),
+        ("Quit skating over my request.", "nonanswer", -1),
+        ("Whatever language I write in, the reply must be English.", "other_language", +1),
         # VERSION 3: complaints, turns and idioms of everyday English
         ("Dialogue is unnecessary.", "dialogue", -1),
         ("Long-winded answers just clutter things up.", "words", -1),

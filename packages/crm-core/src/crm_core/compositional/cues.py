@@ -189,7 +189,7 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\bstonewall\w*|\bskirt\w* (?:a?round|the|my|your)\b|\bfob\w* (?:\w+ )?off\b"
                       r"|\bbrush\w* (?:\w+ )?off\b|\bbeat\w* (?:a?round|about) the bush\b|\bpussyfoot\w*"
                       r"|\brun-?around\b|\btap-?danc\w*|\bdilut\w*|\bdanc\w* (?:a?round|about)\b|\btip-?toe\w*"
-                      r"|\b(?:weasel|wriggl|wiggl|squirm)\w* out\b|\bstall(?:s|ed|ing)?\b"
+                      r"|\b(?:weasel|wriggl|wiggl|squirm)\w* out\b|\bstall(?:s|ed|ing)?\b|\bskat\w* (?:a?round|over)\b"
                       r"|\bsafety (?:ahead of|over|before|above) (?:doing |answering )?what\b"
                       r"|\bduck(?:s|ed|ing)? (?:out of\b|(?:the |my |your |a |hard |difficult |tough |cruel |awkward |"
                       r"nasty )+(?:questions?|requests?|tasks?|issues?|topics?|prompts?)\b)"
@@ -342,7 +342,8 @@ ASKED_OTHER = re.compile(r"\b(?:questions?|prompts?|messages?|requests?|ask\w*|w
                          r"(?: \w+){0,2}? in (?:an? )?(?:other|another|different|foreign) languages?\b")  # fmt: skip
 # the answer's language: "answer in English", "switch to English", "English replies", "give me English"
 ANSWER_IN = re.compile(rf"\b(?:in|into|to|give me) (?P<a>{_LANG})\b"
-                       rf"|\b(?P<b>{_LANG}) (?:answers?|replies|reply|responses?|output|back|only|out)\b")  # fmt: skip
+                       rf"|\b(?P<b>{_LANG}) (?:answers?|replies|reply|responses?|output|back|only|out)\b"
+                       rf"|\b(?:should|must|to|will|always) be (?:in )?(?P<c>{_LANG})\b")  # fmt: skip
 # an answer language held whatever the question's is ("Answer in English, whichever language I ask in.")
 WHATEVER = re.compile(r"\bwhatever\b|\bwhichever\b|\bregardless\b|\bno matter\b|\beven (?:if|when|for|to|though)\b"
                       r"|\balways\b|\bonly\b|\bevery\b|\bany language\b")  # fmt: skip
