@@ -64,6 +64,8 @@ READING_BANKS = [
     "wishes as typed, eighteenth set (nonanswer)",
     "wishes as typed, nineteenth set (nonanswer, language, AI prose, dialogue)",
     "wishes as typed, twentieth set (nonanswer, language, AI prose, dialogue)",
+    "wishes as typed, twenty-first set (turns, the six)",
+    "wishes as typed, twenty-second set (turns, the six)",
     "third development",
     "fourth development",
     "fifth development",
