@@ -110,6 +110,18 @@ K = len(NAMES)
         ("Hold off on the banter.", "dialogue", -1),
         ("Quit skating over my request.", "nonanswer", -1),
         ("Whatever language I write in, the reply must be English.", "other_language", +1),
+        # the turns around a thing (VERSION 16): what comes after "over", "than" or "prefer X to" is the one not
+        # wanted; a question asking why complains of what it names, "why not" asks for it; "no good" is a complaint
+        ("Narration over dialogue, please.", "dialogue", -1),
+        ("I'd rather get a refusal than hate speech.", "nonanswer", +1),
+        ("I prefer a clear answer to a lecture.", "nonanswer", -1),
+        ("I'd prefer the model to decline hateful requests.", "nonanswer", +1),  # "to" + a verb: no contrast
+        ("Go over the same points again at the end.", "repetition", +1),  # "go over": no contrast
+        ("I am over clichés.", "ai_prose", -1),
+        ("Why so many stock phrases?", "ai_prose", -1),
+        ("Why not add some dialogue?", "dialogue", +1),
+        ("Mixing in another language is no good.", "other_language", -1),
+        ("Repeating the main point is no problem.", "repetition", +1),
         # VERSION 3: complaints, turns and idioms of everyday English
         ("Dialogue is unnecessary.", "dialogue", -1),
         ("Long-winded answers just clutter things up.", "words", -1),

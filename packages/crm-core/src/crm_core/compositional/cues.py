@@ -11,6 +11,9 @@ please." as quotes (the nearest older property). This reader is a short, documen
   for less, as "too" does;
 - idioms are read as meant: "spare no detail", "don't hold back on", "can't get enough of" ask for more; "too
   long", "not too long" and "nothing too long" all ask for less;
+- what a wish prefers stands before "over", "than" or "prefer X to", what it would rather not have after them
+  ("Plain prose over AI polish.", "I'd rather have English than my own language."); a clause asking "why" complains
+  of what it names ("Why so much dialogue?"), "why not" asks for it;
 - a verdict standing alone after its thing turns it ("Emoji? Hard pass.", "Dialogue: a pet peeve of mine."), as
   does a command about it ("I can spot machine prose a mile away; avoid it.");
 - repeating single words ("a word used twice", "don't duplicate words") is word variety, turned, not repetition;
@@ -43,7 +46,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "15"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "16"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -276,7 +279,7 @@ COMPLAINT = re.compile(
     r"get\w* in the way|waste of (?:space|time|words|my time)|noise|unwanted|unwelcome|unhelpful|irrelevant|"
     r"overdone|overused|obnoxious|gratuitous|over the top|drive\w* me up the wall|bug\w* me|suck|"
     r"(?:don't|do not|doesn't|does not|never) help\w*|(?:is|are) too much|frustrat\w*|a shame|"
-    r"(?:is|are|gets?|getting|feels?|reads?|looks?|becomes?) worse(?! without)|miss\w* the point)\b"
+    r"(?:is|are|gets?|getting|feels?|reads?|looks?|becomes?) worse(?! without)|miss\w* the point|no good)\b"
 )  # fmt: skip
 # a complaint about the whole clause at its end ("I can tell when a bot wrote it, and I hate it."): a turn after the
 # cue only (before it, "hate" is a negator already)
@@ -349,6 +352,18 @@ WHATEVER = re.compile(r"\bwhatever\b|\bwhichever\b|\bregardless\b|\bno matter\b|
                       r"|\balways\b|\bonly\b|\bevery\b|\bany language\b")  # fmt: skip
 # the question's language given back without naming the answer's ("If the prompt is Chinese, the reply should be too.")
 GIVEN_BACK = re.compile(r"\b(?:too|as well|likewise|in kind|back)\b")
+# what a wish prefers stands before these, what it would rather not have after them ("plain prose over AI polish",
+# "I'd rather have English than my own language", "I prefer varied words to repeating the same ones"): a cue after
+# one is turned, and only the negators after it count for it
+CONTRAST = re.compile(
+    r"(?<!i'm )(?<!i am )(?<!all )(?<!so )(?<!and )(?<!go )(?<!goes )(?<!going )(?<!went )"
+    r"(?<!look )(?<!read )(?<!think )(?<!talk )(?<!get )(?<!be )\bover\b(?! the top\b| and over\b)"
+    r"|\bthan\b|\bprefer\w*\b.*?\w( to )(?!(?:refuse|decline|answer|write|use|be|have|keep|avoid|"
+    r"give|do|say|make|add|include|stay|reply|respond|speak|talk|repeat|vary|sound|show|tell|stop|"
+    r"skip|just|always|never|not|go|get|put|turn)\b)\w"
+)  # "prefer X to Y", not "prefer X to do Y"
+# a clause asking why is a complaint about what it names ("Why so much dialogue?"), unless it asks "why not"
+WHY = re.compile(r"\s*(?:why|how come)\b(?! not\b)")
 
 
 def _named_languages(text: str) -> int | None:
@@ -410,6 +425,13 @@ def _sign_in_clause(clause: str, start: int, end: int, base: int, spans: list[tu
     before = MORE_IDIOM.sub(lambda m: " " * len(m.group()), clause)[:start]  # "spare no", "not enough": no negator
     if TOO.search(before) or OUT.match(clause[end:]):  # "can't have too many" is an idiom, not a "too"
         return -1 if base > 0 else base
+    if WHY.match(clause):
+        base = -base
+    ends = [m.end(m.lastindex or 0) for m in CONTRAST.finditer(clause) if m.start() > 0]
+    contrast = [e for e in ends if e <= start]
+    if contrast:  # the thing after "over" / "than" is the one not wanted; negators before it speak of the other
+        cut = contrast[-1]
+        before, base = " " * cut + before[cut:], -base
     for a, b in spans:  # words inside cues do not negate ("a language I didn't write in")
         if a < start:
             before = before[:a] + " " * (min(b, start) - a) + before[min(b, start) :]
