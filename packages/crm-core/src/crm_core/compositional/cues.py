@@ -421,7 +421,8 @@ def _sign_in_clause(clause: str, start: int, end: int, base: int, spans: list[tu
     """The cue's base sign, turned round by each negator before it in its clause (outside every cue's span and
     outside a more-idiom), by a complaint after it, and by one before it that frames it ("It bugs me when ...", "I
     get irritated by ..."; a complaint right before it only narrows it: "boring narration"); "too X" asks for less
-    of X whatever negates it."""
+    of X whatever negates it. A clause asking why turns it ("Why so much dialogue?"); so does an "over", "than" or
+    "prefer X to" before it ("Narration over dialogue."), and only the negators after that marker count for it."""
     before = MORE_IDIOM.sub(lambda m: " " * len(m.group()), clause)[:start]  # "spare no", "not enough": no negator
     if TOO.search(before) or OUT.match(clause[end:]):  # "can't have too many" is an idiom, not a "too"
         return -1 if base > 0 else base
