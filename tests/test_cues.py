@@ -110,6 +110,9 @@ K = len(NAMES)
         ("Hold off on the banter.", "dialogue", -1),
         ("Quit skating over my request.", "nonanswer", -1),
         ("Whatever language I write in, the reply must be English.", "other_language", +1),
+        ("I can live with the model not answering some requests.", "nonanswer", +1),
+        ("I hate models not answering.", "nonanswer", -1),
+        ("Write it, however controversial.", "nonanswer", -1),
         # the turns around a thing (VERSION 16): what comes after "over", "than" or "prefer X to" is the one not
         # wanted; a question asking why complains of what it names, "why not" asks for it; "no good" is a complaint
         ("Narration over dialogue, please.", "dialogue", -1),

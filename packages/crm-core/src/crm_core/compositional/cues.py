@@ -194,6 +194,7 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\brun-?around\b|\btap-?danc\w*|\bdilut\w*|\bdanc\w* (?:a?round|about)\b|\btip-?toe\w*"
                       r"|\b(?:weasel|wriggl|wiggl|squirm)\w* out\b|\bstall(?:s|ed|ing)?\b|\bskat\w* (?:a?round|over)\b"
                       r"|\bsafety (?:ahead of|over|before|above) (?:doing |answering )?what\b"
+                      r"|\b(?:not|never) answering\b"
                       r"|\bduck(?:s|ed|ing)? (?:out of\b|(?:the |my |your |a |hard |difficult |tough |cruel |awkward |"
                       r"nasty )+(?:questions?|requests?|tasks?|issues?|topics?|prompts?)\b)"
                       r"|\bwhy (?:you|it) (?:can't|cannot|can not|won't|will not|shouldn't)\b"
@@ -229,7 +230,8 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\b(?:answer|do|write|handle|take on|fulfil+)\w* (?:every|each|any|all)(?: \w+)? (?:of my )?"
                       r"(?:requests?|questions?|prompts?|tasks?)\b"
                       r"|\beven the (?:\w+ )?(?:touchy|controversial|edgy|sensitive|offensive|dark|uncomfortable|"
-                      r"awkward|spicy) ones\b"
+                      r"awkward|spicy) ones\b|\bhowever (?:\w+ )?(?:touchy|controversial|edgy|sensitive|offensive|dark|"
+                      r"uncomfortable|awkward|spicy)\b"
                       r"|\bfulfil+\w*|\buncensored\b|\beven if (?:it's|it is|the (?:topic|subject|request) is) "
                       r"(?:\w+ )?(?:touchy|controversial|edgy|sensitive|offensive|dark|uncomfortable)\b"),
     ("other_language", +1, r"\b(?:different|other|another|foreign) language\b|\blanguage other than\b"
