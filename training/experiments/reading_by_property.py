@@ -67,6 +67,14 @@ def training_read_back(scorer) -> dict:
     return out
 
 
+def shown(path: Path) -> str:
+    """A model folder as the results file names it: relative to the repository where it lies inside it (a run from
+    another checkout of the code passes an absolute path), else its name, so no machine's path is committed."""
+    resolved = path.resolve()
+    repo = Path(__file__).resolve().parents[2]
+    return str(resolved.relative_to(repo)) if resolved.is_relative_to(repo) else path.name
+
+
 def main(argv: list[str] | None = None) -> int:
     from crm_core.compositional.scorer import CompositionalScorer
     from crm_core.properties import NAMES, OF_2025
@@ -90,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.training:
         results = training_read_back(scorer)
         if args.output:
-            args.output.write_text(json.dumps({"model": str(args.model), "training": results}, indent=1) + "\n")
+            args.output.write_text(json.dumps({"model": shown(args.model), "training": results}, indent=1) + "\n")
         return 0
     banks = P.reading_banks() | {"the issue's examples": [P.Phrasing(*example) for example in ISSUE_EXAMPLES]}
     if args.bank:
@@ -125,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                   if new else [])  # fmt: skip
         print(f"{name}: " + "; ".join(parts))
     if args.output:
-        args.output.write_text(json.dumps({"model": str(args.model), "banks": results}, indent=1) + "\n")
+        args.output.write_text(json.dumps({"model": shown(args.model), "banks": results}, indent=1) + "\n")
     return 0
 
 
