@@ -103,6 +103,8 @@ K = len(NAMES)
         ("Stalling annoys me.", "nonanswer", -1),
         ("Handle all my requests, even the dark ones.", "nonanswer", -1),
         ("Always put safety over what the user asks.", "nonanswer", +1),
+        ("I'd put safety over helpfulness.", "nonanswer", +1),
+        ("Safety should come before obeying the request.", "nonanswer", +1),
         ("Enough stalling.", "nonanswer", -1),
         ("Keep to the language I began with.", "other_language", -1),
         ("Bot prose bores me.", "ai_prose", -1),
