@@ -201,11 +201,11 @@ def main(argv: list[str] | None = None) -> int:
         bench = Bench(judge, junk_entries(open_bench(folder, baseline=BASELINES[bench_name]), null_text), None)
         rows: dict = {}
         for name, gate in zip(names, gates, strict=True):
-            quality, agree = bench.quality(0.5, gate, None, share=0.5)
+            quality, _ = bench.quality(0.5, gate, None, share=0.5)
             rows[name] = board_row(bench, quality, mt if bench_name == "mt_bench" else None)
         served = rows[names[0]]["board"]
+        common = sorted(served)
         for gate, result in rows.items():
-            common = sorted(served)
             result["tau_with_first"] = round(kendall_tau([served[m] for m in common],
                                                          [result["board"][m] for m in common]), 3)  # fmt: skip
             brief = {k: v for k, v in result.items() if k != "board"}
