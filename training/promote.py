@@ -66,6 +66,8 @@ READING_BANKS = [
     "wishes as typed, twentieth set (nonanswer, language, AI prose, dialogue)",
     "wishes as typed, twenty-first set (turns, the six)",
     "wishes as typed, twenty-second set (turns, the six)",
+    "wishes as typed, twenty-third set (more turns, the six)",
+    "wishes as typed, twenty-fourth set (more turns, the six)",
     "third development",
     "fourth development",
     "fifth development",
