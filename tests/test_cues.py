@@ -226,6 +226,28 @@ K = len(NAMES)
         ("Let me hear each character's voice.", "dialogue", +1),
         ("No ChatGPT-isms.", "ai_prose", -1),
         ("No em dashes.", "ai_prose", -1),
+        # VERSION 17: a thing taken up again by a pronoun, "only ... if", what one used to want, "anything but"
+        ("Stock phrases, I can do without them.", "ai_prose", -1),
+        ("Quoted speech, keep it to a minimum.", "dialogue", -1),
+        ("Dialogue, I love it.", "dialogue", +1),  # no turn after the comma
+        ("Repeat the key point, don't be shy about it.", "repetition", +1),  # "don't be shy" asks for it
+        ("Only use dialogue if the scene truly needs it.", "dialogue", -1),
+        ("Use bullet-free prose; refuse only when a request is truly dangerous.", "nonanswer", -1),
+        ("Answer in English only if I asked in English.", "other_language", -1),  # the condition names the question
+        ("I used to skip dialogue, but now I want lots of it.", "dialogue", +1),
+        ("I used to tolerate chatbot clichés, but not anymore.", "ai_prose", -1),  # not turned twice
+        ("I used to enjoy dialogue-heavy stories; now I prefer narration.", "dialogue", -1),
+        ("I'm used to long answers.", "words", +1),  # a habit, not a past wish
+        ("Anything but that generic AI voice.", "ai_prose", -1),
+        ("I've had it with models that dodge questions.", "nonanswer", -1),
+        ("Give me dialogue instead of long descriptions.", "dialogue", +1),  # long descriptions are no length
+        ("Finnish for Finnish questions, not English.", "other_language", -1),
+        ("English for Finnish questions.", "other_language", +1),
+        ("If a prompt asks for hate, say no.", "nonanswer", +1),  # hate as a noun is no negator
+        ("What's with all the refusing?", "nonanswer", -1),  # a question as a complaint
+        ("When a request seems malicious, turn it down.", "nonanswer", +1),
+        ("Write it the way a human author would.", "ai_prose", -1),
+        ("Easy on the generic assistant-speak.", "ai_prose", -1),
     ],
 )
 def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop: str, sign: int):

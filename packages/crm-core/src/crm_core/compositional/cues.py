@@ -15,7 +15,10 @@ please." as quotes (the nearest older property). This reader is a short, documen
   ("Plain prose over AI polish.", "I'd rather have English than my own language."); a clause asking "why" complains
   of what it names ("Why so much dialogue?"), "why not" asks for it;
 - a verdict standing alone after its thing turns it ("Emoji? Hard pass.", "Dialogue: a pet peeve of mine."), as
-  does a command about it ("I can spot machine prose a mile away; avoid it.");
+  does a command about it ("I can spot machine prose a mile away; avoid it.") or a turn after a comma that takes it
+  up by a pronoun ("Stock phrases, I can do without them.", "Quoted speech, keep it to a minimum.");
+- "only ... if / when" asks for less of its thing ("Only use dialogue if the scene needs it."), and what one "used
+  to" want is no longer wanted ("I used to skip dialogue, but now I want lots of it.");
 - repeating single words ("a word used twice", "don't duplicate words") is word variety, turned, not repetition;
 - a wish that names languages is read by which it gives the question and which the answer: an answer in another
   language than the question's, or one held whatever the question's is, is more of `other_language` ("English
@@ -46,7 +49,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "16"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "17"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -60,7 +63,7 @@ _CUES: list[tuple[str, int, str]] = [
                   r"|\bgo(?:es)? on and on\b|\bdrag\w* (?:it |things |this )?(?:on|out)\b|\bflesh\w* (?:it )?out\b"
                   r"|\bspell\w* (?:it|everything|things) out\b|\bexpand\w* on\b"
                   r"|(?<!as )\blong(?:er)?\b(?![- ](?:sentences?|paragraphs?|words?|lists?|titles?|stor(?:y|ies)|"
-                  r"exchanges?|time|ago|run|term|as)\b)"),
+                  r"exchanges?|time|ago|run|term|as|descriptions?|passages?|scenes?|stretches|exposition)\b)"),
     ("words", -1, r"\bcut\w* (?:it|things|this|them) short\b|\bbrief(?:ly|er)?\b|\bbrevity\b|\bconcise\w*"
                   r"|\bsuccinct\w*|\bterse\w*|\bto the point\b"
                   r"|\btl;?dr\b|\bbite[- ]sized\b|\bin a nutshell\b"
@@ -173,10 +176,12 @@ _CUES: list[tuple[str, int, str]] = [
     ("ai_prose", -1, r"\b(?:human|natural|authentic|genuine|real)[- ]?(?:sounding|voice|prose|writing|tone|language|"
                      r"feel|written)\b|\b(?:like|as) (?:a |an )?(?:human(?: being)?|person|real person|writer|"
                      r"novelist|people)\b|\bsounds? human\b"
+                     r"|\bthe way (?:a |an )?(?:real )?(?:human|person|writer|author|novelist)\b"
                      r"|\b(?:fresh|original) (?:wording|prose|language|phrasing)\b"
                      r"|\b(?:came|come|comes|written|made) (?:from|by) (?:a |an )?(?:real )?(?:human(?: being)?|"
                      r"person|writer)\b"),
-    ("nonanswer", +1, r"\brefus\w*|\bdeclin\w*|\bturn\w* down\b|\bdeflect\w*|\bdodg\w*|\bevasi\w*|\bevad\w*"
+    ("nonanswer", +1, r"\brefus\w*|\bdeclin\w*|\bturn\w* (?:it |them |that |those )?down\b|\bdeflect\w*|\bdodg\w*"
+                      r"|\bevasi\w*|\bevad\w*"
                       r"|\bsidestep\w*|\blectur\w*|\bmorali[sz]\w*|\bpreach\w*|\bsermon\w*|\bnon-?answers?\b"
                       r"|\bcop[- ]?outs?\b|\bwater\w*[- ]down\b|\bboth[- ]sides\b|\bchang\w* the (?:subject|topic)\b"
                       r"|\b(?:won't|will not) (?:write|do|help|produce|create|generate|answer)\b"
@@ -243,6 +248,7 @@ _CUES: list[tuple[str, int, str]] = [
                            r"(?:question|prompt|request|message)\b|\bmatch\w* my language\b|\blanguage i (?:wrote|"
                            r"write|used|use|asked|speak|typed|start\w*|beg[ai]n\w*|open\w*)\b"
                            r"|\bin whatever language\b|\breply in kind\b"
+                           r"|\blanguage (?:\w+ ){0,2}match\w* (?:mine|my (?:own|question|message|prompt|request))\b"
                            r"|\blanguage (?:my|the) (?:question|prompt|message|request)s? "
                            r"(?:uses?|used|is in|was in)\b"
                            r"|\bin my (?:own )?(?:mother tongue|native language|first language)\b"
@@ -256,15 +262,17 @@ NOT_OURS = re.compile(r"\bdisclaimer|\bas an ai\b|\bbeing an ai\b|\byou(?:'re| a
                       r"|\bparagraphs?\b|\bbullet|\bconversational\b")  # fmt: skip
 NEGATOR = re.compile(
     r"\b(?:no|not|never|nothing|none|nobody|no one|without|avoid\w*|skip\w*|stop\w*|quit\w*|cut\w*|drop\w*|less|fewer|"
-    r"hat(?:e|es|ed|ing)|dislike\w*|detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare me|free of|"
+    r"(?<!for )(?<!of )(?<!spread )(?<!spreading )(?<!promote )(?<!promoting )hat(?:e|es|ed|ing)(?! speech| content)|"
+    r"dislike\w*|detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare me|free of|"
     r"minus|ditch\w*|lose the|"
     r"enough with|(?<!not )(?<!never )enough of|^\s*enough(?=\s*$)|away with|instead of|rather than|don't|do not|"
     r"doesn't|does not|"
     r"shouldn't|should not|won't|isn't|"
-    r"aren't|refrain from|steer clear of|limit\w*|minimi[sz]\w*|reduce\w*|tone down|go easy on|ban|no more|zero|"
+    r"aren't|refrain from|steer clear of|limit\w*|minimi[sz]\w*|reduce\w*|tone down|(?:go )?easy on|ban|no more|zero|"
     r"against|tired of|sick of|allergic to|anything but|without any|hold\w* back on|hold\w* off on|minimal|"
     r"minimum|hardly any|"
-    r"barely any|(?<!a )little|could do without|had enough of|(?:i'm|i am) (?:so )?over|count me out|"
+    r"barely any|(?<!a )little|(?:could|can) do without|had enough of|had it with|(?:i'm|i am) (?:so )?over|"
+    r"count me out|"
     r"pass on|done with|fed up with|forget\w*|omit\w*|exclud\w*|eliminat\w*|remov\w*|get rid of|do away with|"
     r"can't bear|cannot bear|can't take|cannot take|can't handle|loath\w*|despis\w*|abhor\w*|unhappy|"
     r"the last thing (?:i|we) (?:want|need)|who (?:needs|wants|asked for)|put off by|turned off by|"
@@ -297,7 +305,7 @@ MORE_IDIOM = re.compile(r"\bspare no\b|\bdon't hold back(?: on)?\b|\bdo not hold
                         r"cannot) hurt\b|\bno harm in\b|\bwhy not\b|\b(?:never|not) (?:nearly )?enough\b"
                         r"|\bcan(?:'t|not| never) have (?:too much|too many|enough)\b|\btoo (?:few|little)\b"
                         r"|\b(?:can't|cannot|couldn't|could not|wouldn't|would not) (?:do|live|be) without\b"
-                        r"|\b(?:don't|do not|never) forget\b"
+                        r"|\b(?:don't|do not|never) forget\b|\b(?:don't|do not) be (?:shy|afraid)\b"
                         r"|\b(?:empty|incomplete|lacking|bare|hollow|poorer|worse|flat|dull|lost|nothing) "
                         r"without\b")  # fmt: skip
 # a clause that is a complaint alone, about the clause before it ("Emoji? Hard pass.", "Dialogue: a pet peeve of
@@ -322,7 +330,7 @@ OUT = re.compile(r"\s+(?:out(?! loud)|to (?:a|the)(?: bare| absolute)? minimum|i
 WORD_UNIT = re.compile(r"(?<!other )(?<!different )(?<!own )\b(?:words?|vocabular\w*|terms?(?! of\b)|wording|"
                        r"adjectives?|verbs?|nouns?|synonyms?)\b")  # fmt: skip
 CLAUSE = re.compile(  # Chinese clauses end at its own marks, its comma among them (a list takes "、")
-    r"[.;!?:\u3002\uff1b\uff01\uff1f\uff1a\uff0c]+|,?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)"
+    r"[.;!?:\u3002\uff1b\uff01\uff1f\uff1a\uff0c]+|(?<!anything)(?<!nothing)(?<!everything),?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)"
     r"|,\s*(?=(?:just|simply)\b(?! (?:don't|do not|never|no)\b))"
 )
 
@@ -349,7 +357,8 @@ ASKED_OTHER = re.compile(r"\b(?:questions?|prompts?|messages?|requests?|ask\w*|w
 # the answer's language: "answer in English", "switch to English", "English replies", "give me English"
 ANSWER_IN = re.compile(rf"\b(?:in|into|to|give me) (?P<a>{_LANG})\b"
                        rf"|\b(?P<b>{_LANG}) (?:answers?|replies|reply|responses?|output|back|only|out)\b"
-                       rf"|\b(?:should|must|to|will|always) be (?:in )?(?P<c>{_LANG})\b")  # fmt: skip
+                       rf"|\b(?:should|must|to|will|always) be (?:in )?(?P<c>{_LANG})\b"
+                       rf"|\b(?P<d>{_LANG}) for (?:my |the |any |all )?(?={_LANG}\b)")  # fmt: skip
 # an answer language held whatever the question's is ("Answer in English, whichever language I ask in.")
 WHATEVER = re.compile(r"\bwhatever\b|\bwhichever\b|\bregardless\b|\bno matter\b|\beven (?:if|when|for|to|though)\b"
                       r"|\balways\b|\bonly\b|\bevery\b|\bany language\b")  # fmt: skip
@@ -365,8 +374,19 @@ CONTRAST = re.compile(
     r"give|do|say|make|add|include|stay|reply|respond|speak|talk|repeat|vary|sound|show|tell|stop|"
     r"skip|just|always|never|not|go|get|put|turn)\b)\w"
 )  # "prefer X to Y", not "prefer X to do Y"
+# a thing named first and taken up again by a pronoun after a comma, with the turn there ("Stock phrases, I can do
+# without them.", "Quoted speech, keep it to a minimum."): the turn speaks of the thing
+BACK = re.compile(r",\s*(?P<turn>(?:(?:i|we)\b|please\b|spare\b|keep\b|leave\b|drop\b|lose\b|ditch\b|skip\b|cut\b|"
+                  r"avoid\b)[^,]*?)\s+(?:it|them|those|these)\b(?P<rest>[^,]*)$")  # fmt: skip
+KEEP = re.compile(r"(?:please )?(?:keep|leave)\b")
+# "only ... if / when / unless": the thing asked for sparingly, less of it ("Only use dialogue if the scene needs it.")
+ONLY_IF = re.compile(r"\bonly\b(?:\s+[\w'-]+){0,6}?\s+(?:if|when|whenever|where|unless)\b")
+# what the visitor used to want, said to set it against what they want now ("I used to skip dialogue, but now I want
+# lots of it."): turned ("I'm used to", "I got used to" are habits, not past wishes)
+USED_TO = re.compile(r"\b(?:i|we)(?: (?!am\b|are\b|was\b|were\b|got\b|get\b|be\b)\w+)? used to\b")
+ANYMORE = re.compile(r"\s*(?:not any ?more|no longer)\W*")
 # a clause asking why is a complaint about what it names ("Why so much dialogue?"), unless it asks "why not"
-WHY = re.compile(r"\s*(?:why|how come)\b(?! not\b)")
+WHY = re.compile(r"\s*(?:why|how come|what's (?:up )?with|what is (?:up )?with)\b(?! not\b)")
 
 
 def _named_languages(text: str) -> int | None:
@@ -388,7 +408,7 @@ def _named_languages(text: str) -> int | None:
         start = max(b for b in bounds if b <= m.start())
         end = min((b.start() for b in CLAUSE.finditer(text, m.end())), default=len(text))
         base = -1 if m.group(m.lastgroup or 0) in asked_langs else +1
-        signs.add(_sign_in_clause(text[start:end], m.start() - start, m.end() - start, base, []))
+        signs.add(_sign_in_clause(text[start:end], m.start() - start, m.end() - start, base, [], sparing=False))
     return signs.pop() if len(signs) == 1 else None
 
 
@@ -420,15 +440,22 @@ def _normal(text: str) -> str:
     return text.lower().replace("\u2019", "'").replace("\u2018", "'").replace("n\u2019t", "n't")
 
 
-def _sign_in_clause(clause: str, start: int, end: int, base: int, spans: list[tuple[int, int]]) -> int:
+def _sign_in_clause(
+    clause: str, start: int, end: int, base: int, spans: list[tuple[int, int]], sparing: bool = True
+) -> int:
     """The cue's base sign, turned round by each negator before it in its clause (outside every cue's span and
     outside a more-idiom), by a complaint after it, and by one before it that frames it ("It bugs me when ...", "I
     get irritated by ..."; a complaint right before it only narrows it: "boring narration"); "too X" asks for less
     of X whatever negates it. A clause asking why turns it ("Why so much dialogue?"); so does an "over", "than" or
-    "prefer X to" before it ("Narration over dialogue."), and only the negators after that marker count for it."""
+    "prefer X to" before it ("Narration over dialogue."), and only the negators after that marker count for it.
+    "Only ... if" asks for less of it (`sparing`; not for a language, where the condition names the question's).
+    A turn after a comma about a pronoun speaks of it ("Dialogue, I could do without it.")."""
     before = MORE_IDIOM.sub(lambda m: " " * len(m.group()), clause)[:start]  # "spare no", "not enough": no negator
     if TOO.search(before) or OUT.match(clause[end:]):  # "can't have too many" is an idiom, not a "too"
         return -1 if base > 0 else base
+    only = ONLY_IF.search(clause)
+    if sparing and only and end <= only.end():  # the thing is asked for sparingly: less of it
+        return -base
     if WHY.match(clause):
         base = -base
     ends = [m.end(m.lastindex or 0) for m in CONTRAST.finditer(clause) if m.start() > 0]
@@ -442,6 +469,11 @@ def _sign_in_clause(clause: str, start: int, end: int, base: int, spans: list[tu
     framing = sum(bool(FRAMES.search(before[m.end() :])) for m in COMPLAINT.finditer(before))
     after = clause[end:]
     flips = len(NEGATOR.findall(before)) + len(COMPLAINT.findall(after)) + len(TRAILING.findall(after)) + framing
+    back = BACK.search(after)
+    if back:  # "Dialogue, I could do without it.": the turn after the comma speaks of the thing
+        turn = MORE_IDIOM.sub(" ", back["turn"])
+        kept_out = bool(KEEP.match(turn) and OUT.match(back["rest"]))  # "keep it to a minimum", "leave them out"
+        flips += len(NEGATOR.findall(turn)) + kept_out
     return base * (-1) ** flips
 
 
@@ -450,11 +482,14 @@ def read_cues(text: str) -> CueReading | None:
     or its cues disagree."""
     found: set[tuple[str, int]] = set()
     last: set[tuple[str, int]] = set()  # the previous clause's readings: a verdict clause after it turns them
+    past = False  # the previous clause said what the visitor used to want, turned already
     for clause in CLAUSE.split(_normal(text)):
         if NOT_OURS.search(clause):
             last = set()
             continue
         matches = [(m.start(), m.end(), prop, sign) for prop, sign, pattern in CUES for m in pattern.finditer(clause)]
+        if not matches and past and ANYMORE.fullmatch(clause):  # "I used to like emoji, but not anymore."
+            continue
         if not matches and last and VERDICT.fullmatch(clause.strip(" ,")):  # "Emoji? Hard pass."
             found -= last
             found |= {(prop, -sign) for prop, sign in last}
@@ -468,6 +503,9 @@ def read_cues(text: str) -> CueReading | None:
             last.add((prop, _sign_in_clause(clause, a, b, sign, spans)))
         if WORD_UNIT.search(clause):
             last = {("lexical_variety", -sign) if prop == "repetition" else (prop, sign) for prop, sign in last}
+        past = bool(USED_TO.search(clause))
+        if past:  # no longer wanted
+            last = {(prop, -sign) for prop, sign in last}
         found |= last
     language = _named_languages(_normal(text))
     if language is not None:  # a named language says more than the lists' "in English" or "my language"
