@@ -68,6 +68,8 @@ READING_BANKS = [
     "wishes as typed, twenty-second set (turns, the six)",
     "wishes as typed, twenty-third set (more turns, the six)",
     "wishes as typed, twenty-fourth set (more turns, the six)",
+    "wishes as typed, twenty-fifth set (exclamations, headings, summary)",
+    "wishes as typed, twenty-sixth set (exclamations, headings, summary)",
     "third development",
     "fourth development",
     "fifth development",
