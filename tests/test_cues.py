@@ -248,6 +248,19 @@ K = len(NAMES)
         ("When a request seems malicious, turn it down.", "nonanswer", +1),
         ("Write it the way a human author would.", "ai_prose", -1),
         ("Easy on the generic assistant-speak.", "ai_prose", -1),
+        # VERSION 18: exclamation marks, headings and a closing summary; negation typed without an apostrophe
+        ("Too many exclamation points make it sound fake.", "exclamations", -1),
+        ("Stop shouting at me with punctuation.", "exclamations", -1),
+        ("Dial back the exclamation marks.", "exclamations", -1),
+        ("Break it into sections with headings.", "headings", +1),
+        ("Headings everywhere make it feel like a report.", "headings", -1),
+        ("Close with a brief summary.", "summary", +1),  # a brief summary is no length wish
+        ("Closing summaries waste my time.", "summary", -1),
+        ("Put a TL;DR at the bottom.", "summary", +1),
+        ("No wrap-up paragraph.", "summary", -1),  # "paragraph" is the paragraphs property's only alone
+        ("i really dont like long answers", "words", -1),
+        ("Stay away from long answers.", "words", -1),
+        ("No-frills short answers.", "words", -1),  # "no-frills" is no negator
     ],
 )
 def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop: str, sign: int):
@@ -276,6 +289,10 @@ def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop
         "I can't help but love emoji.",  # no refusal quoted
         "Avoid the topic of politics.",  # a topic left out, not a question dodged
         "I'm not a free-speech fan.",  # free speech is no dialogue, however it is hyphenated
+        "Add table headers.",  # a table's header row is no heading
+        "I want the full story, not a summary.",  # "not a summary" is brevity turned: the readers' own
+        "Derive the conclusion that a = b.",  # a conclusion drawn, not a closing summary
+        "Tell the story in summary, without quotes.",  # told in summary: no closing summary (nor dialogue by name)
     ],
 )
 def test_a_sentence_without_one_clear_cue_gets_no_reading(sentence: str):

@@ -33,8 +33,10 @@ yksityiskohtaisesti.", tell it in detail, as question_back -0.43). `written_in` 
 scorer can leave it out and say so (CompositionalScorer.left_out).
 
 It covers the properties whose wishes the readers misread most (development banks, docs/experiments.md): length
-(`words`), the six of 2025, and nothing else. The heads use it where the readers read nothing, are unsure, or read
-a property outside the cue's own family (CompositionalHeads.criteria_side; crm.json `cue_reader`).
+(`words`), the six of 2025, exclamation marks, headings and a closing summary, and nothing else; its negation
+("dont", "stay away from", "hold the", "dial back", "... make answers worse") turns every property's framing.
+The heads use it where the readers read nothing, are unsure, or read a property outside the cue's own family
+(CompositionalHeads.criteria_side; crm.json `cue_reader`).
 
 The same turns serve every property once more (`framed_core`): a one-clause wish framed as unwanted gives the thing it
 names without its framing, which the scorer reads as a liking and turns round (crm.json `framing_reader`); one that
@@ -49,7 +51,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "17"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "18"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -64,10 +66,12 @@ _CUES: list[tuple[str, int, str]] = [
                   r"|\bspell\w* (?:it|everything|things) out\b|\bexpand\w* on\b"
                   r"|(?<!as )\blong(?:er)?\b(?![- ](?:sentences?|paragraphs?|words?|lists?|titles?|stor(?:y|ies)|"
                   r"exchanges?|time|ago|run|term|as|descriptions?|passages?|scenes?|stretches|exposition)\b)"),
-    ("words", -1, r"\bcut\w* (?:it|things|this|them) short\b|\bbrief(?:ly|er)?\b|\bbrevity\b|\bconcise\w*"
+    ("words", -1, r"\bcut\w* (?:it|things|this|them) short\b|\bbrevity\b|\bconcise\w*"
                   r"|\bsuccinct\w*|\bterse\w*|\bto the point\b"
-                  r"|\btl;?dr\b|\bbite[- ]sized\b|\bin a nutshell\b"
-                  r"|\bshort(?:er)?\b(?![- ](?:sentences?|paragraphs?|words?|lists?|titles?|stor(?:y|ies))\b)"),
+                  r"|\btl;?dr\b(?! (?:at|to) the (?:end|bottom))|\bbite[- ]sized\b|\bin a nutshell\b"
+                  r"|(?<!for a )(?<!for an )\b(?:brief(?:ly|er)?|short(?:er)?)\b(?![- ](?:sentences?|paragraphs?|"
+                  r"words?|lists?|titles?|stor(?:y|ies)|summar(?:y|ies)|recaps?|conclusions?|wrap-?ups?|"
+                  r"overviews?)\b)"),
     # the six of 2025
     ("dialogue", +1, r"\bdialog(?:ue)?s?\b|\bconversations?\b|\bbanter\b|\bback[- ]and[- ]forth\b"
                      r"|\b(?:direct|quoted) speech\b|\bspoken (?:lines?|exchanges?|words)\b"
@@ -194,7 +198,8 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\bsafer (?:task|version|answer|topic|request)\b|\bsaniti[sz]\w*"
                       r"|\bsoften\w* (?:what i|my request|the request|the task|the prompt)\b"
                       r"|\b(?:right|best|correct) answer is (?:a )?no\b"
-                      r"|\bstonewall\w*|\bskirt\w* (?:a?round|the|my|your)\b|\bfob\w* (?:\w+ )?off\b"
+                      r"|\bstonewall\w*|\bskirt\w* (?:a?round|the|my|your)\b"
+                      r"|\bfob\w* (?:\w+ )?off(?: with (?:a |an |the )?\w+)?\b"
                       r"|\bbrush\w* (?:\w+ )?off\b|\bbeat\w* (?:a?round|about) the bush\b|\bpussyfoot\w*"
                       r"|\brun-?around\b|\btap-?danc\w*|\bdilut\w*|\bdanc\w* (?:a?round|about)\b|\btip-?toe\w*"
                       r"|\b(?:weasel|wriggl|wiggl|squirm)\w* out\b|\bstall(?:s|ed|ing)?\b|\bskat\w* (?:a?round|over)\b"
@@ -244,6 +249,20 @@ _CUES: list[tuple[str, int, str]] = [
                            r"|\bswitch\w* (?:to )?(?:english|languages?)\b|\b(?:in|into) english\b"
                            r"|\benglanniksi\b|\benglannin kielellä\b|用英文|用英语|英文回答|英语回答"
                            r"|\blanguage (?:that )?i (?:didn't|did not|don't|do not) (?:use|write|speak|ask)\w*"),
+    # three older properties the readers read worst by the validation bank's counts (docs/experiments.md, VERSION 18)
+    ("exclamations", +1, r"\bexclamat\w*|\bshout(?:s|ed|ing|y)?\b(?!-? ?outs?\b)|\bexcitable punctuation\b"),
+    ("exclamations", -1, r"\b(?:calm|measured|quiet|even|level)(?:,? (?:and )?\w+)? (?:tone|voice)\b"),
+    ("headings", +1, r"(?<!table )(?<!column )(?<!http )(?<!request )(?<!page )\b(?:sub-?)?head(?:ing|er)s?\b"
+                     r"(?! (?:files?|rows?|cells?)\b)|\b(?:titled|headed) sections?\b|\bsection (?:titles?|names?)\b"
+                     r"|\bheadlines? (?:dividing|over|above|for)\b"),
+    ("headings", -1, r"\b(?:one|a single) (?:\w+ )?(?:continuous|unbroken|flowing|solid) (?:block|piece|stretch) of "
+                     r"(?:text|prose)\b"),
+    ("summary", +1, r"(?<!not a )(?<!just a )(?<!only a )(?<!than a )(?<!\bin )\bsummar(?:y|ies)\b|'in summary'"
+                    r"|\bin conclusion\b|\b(?:a|an|short|brief|quick|closing|final|concluding) conclusion\b"
+                    r"|\bconcluding\b|\brecap\w*|\bwrap[- ]?ups?\b"
+                    r"|\bwrap\w* (?:it |things |everything |this )?up\b|\bsum\w* (?:it |things |everything |this )?up\b"
+                    r"|\bsummari[sz]\w* (?:\w+ ){0,3}(?:at the end|to finish|to close|at the bottom)\b"
+                    r"|\btl;?dr (?:at|to) the (?:end|bottom)\b"),
     ("other_language", -1, r"\b(?:same|my|your) language\b|\bmy own language\b|\blanguage (?:as|of) (?:my|the) "
                            r"(?:question|prompt|request|message)\b|\bmatch\w* my language\b|\blanguage i (?:wrote|"
                            r"write|used|use|asked|speak|typed|start\w*|beg[ai]n\w*|open\w*)\b"
@@ -259,16 +278,20 @@ CUES = [(prop, sign, re.compile(pattern)) for prop, sign, pattern in _CUES]
 
 # a cue the heads must leave to the readers: the sentence is about something else that shares its words
 NOT_OURS = re.compile(r"\bdisclaimer|\bas an ai\b|\bbeing an ai\b|\byou(?:'re| are) an ai\b|\bsentences?\b"
-                      r"|\bparagraphs?\b|\bbullet|\bconversational\b")  # fmt: skip
+                      r"|(?<!wrap-up )(?<!wrapup )(?<!concluding )(?<!closing )(?<!summary )(?<!conclusion' )"
+                      r"\bparagraphs?\b|\bbullet|\bconversational\b")  # fmt: skip
 NEGATOR = re.compile(
-    r"\b(?:no|not|never|nothing|none|nobody|no one|without|avoid\w*|skip\w*|stop\w*|quit\w*|cut\w*|drop\w*|less|fewer|"
+    r"\b(?!no-(?:frills|nonsense)\b)(?:no|not|never|nothing|none|nobody|no one|without|avoid\w*|skip\w*|stop\w*|"
+    r"quit\w*|cut\w*|drop\w*|less|fewer|"
     r"(?<!for )(?<!of )(?<!spread )(?<!spreading )(?<!promote )(?<!promoting )hat(?:e|es|ed|ing)(?! speech| content)|"
     r"dislike\w*|detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare me|free of|"
     r"minus|ditch\w*|lose the|"
-    r"enough with|(?<!not )(?<!never )enough of|^\s*enough(?=\s*$)|away with|instead of|rather than|don't|do not|"
+    r"enough with|(?<!not )(?<!never )enough of|^\s*enough(?=\s*$)|away with|instead of|rather than|don't|do not|dont|"
+    r"stay\w* away from|^\s*hold the|"
     r"doesn't|does not|"
     r"shouldn't|should not|won't|isn't|"
-    r"aren't|refrain from|steer clear of|limit\w*|minimi[sz]\w*|reduce\w*|tone down|(?:go )?easy on|ban|no more|zero|"
+    r"aren't|refrain from|steer clear of|limit\w*|minimi[sz]\w*|reduce\w*|tone down|(?:go )?easy on|"
+    r"dial\w* (?:it )?(?:back|down)(?: on)?|rein\w* in|ease (?:off|up) on|scale\w* back(?: on)?|ban|no more|zero|"
     r"against|tired of|sick of|allergic to|anything but|without any|hold\w* back on|hold\w* off on|minimal|"
     r"minimum|hardly any|"
     r"barely any|(?<!a )little|(?:could|can) do without|had enough of|had it with|(?:i'm|i am) (?:so )?over|"
@@ -287,7 +310,10 @@ COMPLAINT = re.compile(
     r"pointless|worthless|bor(?:e|es|ed|ing)|pet peeves?|get\w* on my nerves|grate\w* on me|make\w* me roll my eyes|"
     r"(?:(?:is|are) a )?hard pass|(?:is|are) a pass|unnecessary|needless|superfluous|overkill|excessive|tedious|"
     r"cheesy|tacky|gimmicky|corny|cring\w*|childish|unprofessional|off-?putting|distract\w*|clutter\w*|"
-    r"get\w* in the way|waste of (?:space|time|words|my time)|noise|unwanted|unwelcome|unhelpful|irrelevant|"
+    r"get\w* in the way|waste of (?:space|time|words|my time)|waste\w* (?:my|your|the reader's|our) time|"
+    r"make\w* (?:answers?|it|them|things|everything|responses?|replies) worse|"
+    r"make\w* (?:it|them|answers?|everything) (?:feel|look|read|sound) (?:fake|stiff|cluttered|like a (?:report|manual|"
+    r"textbook|brochure|form))|noise|unwanted|unwelcome|unhelpful|irrelevant|"
     r"overdone|overused|obnoxious|gratuitous|over the top|drive\w* me up the wall|bug\w* me|suck|"
     r"(?:don't|do not|doesn't|does not|never) help\w*|(?:is|are) too much|frustrat\w*|a shame|"
     r"(?:is|are|gets?|getting|feels?|reads?|looks?|becomes?) worse(?! without)|miss\w* the point|no good)\b"
@@ -330,7 +356,7 @@ OUT = re.compile(r"\s+(?:out(?! loud)|to (?:a|the)(?: bare| absolute)? minimum|i
 WORD_UNIT = re.compile(r"(?<!other )(?<!different )(?<!own )\b(?:words?|vocabular\w*|terms?(?! of\b)|wording|"
                        r"adjectives?|verbs?|nouns?|synonyms?)\b")  # fmt: skip
 CLAUSE = re.compile(  # Chinese clauses end at its own marks, its comma among them (a list takes "、")
-    r"[.;!?:\u3002\uff1b\uff01\uff1f\uff1a\uff0c]+|(?<!anything)(?<!nothing)(?<!everything),?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)"
+    r"(?<!\btl)[.;!?:\u3002\uff1b\uff01\uff1f\uff1a\uff0c]+|(?<!anything)(?<!nothing)(?<!everything),?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)"
     r"|,\s*(?=(?:just|simply)\b(?! (?:don't|do not|never|no)\b))"
 )
 
