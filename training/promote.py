@@ -70,6 +70,8 @@ READING_BANKS = [
     "wishes as typed, twenty-fourth set (more turns, the six)",
     "wishes as typed, twenty-fifth set (exclamations, headings, summary)",
     "wishes as typed, twenty-sixth set (exclamations, headings, summary)",
+    "wishes as typed, twenty-seventh set (exclamations, reading grade)",
+    "wishes as typed, twenty-eighth set (exclamations, reading grade)",
     "third development",
     "fourth development",
     "fifth development",

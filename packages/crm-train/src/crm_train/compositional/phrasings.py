@@ -221,7 +221,8 @@ def wish_development_set(n: int) -> list[Phrasing]:
     compliance, VERSION 12; 19/20 evasion in idioms, caution, languages across a semicolon, VERSION 15; 21/22 the
     turns around a thing: "X over Y", "prefer X to Y", a question as a complaint, "no problem", VERSION 16; 23/24 a
     thing taken up by a pronoun, "the less X, the better", "X, not Y", "only if", "unless", VERSION 17; 25/26
-    exclamation marks, headings and a closing summary, three older properties, VERSION 18)."""
+    exclamation marks, headings and a closing summary, three older properties, VERSION 18; 27/28 a tone asked for
+    in words and the reader a text is pitched at, VERSION 19)."""
     return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
@@ -256,6 +257,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, twenty-fourth set (more turns, the six)": wish_development_set(24),
             "wishes as typed, twenty-fifth set (exclamations, headings, summary)": wish_development_set(25),
             "wishes as typed, twenty-sixth set (exclamations, headings, summary)": wish_development_set(26),
+            "wishes as typed, twenty-seventh set (exclamations, reading grade)": wish_development_set(27),
+            "wishes as typed, twenty-eighth set (exclamations, reading grade)": wish_development_set(28),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
