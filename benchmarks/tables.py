@@ -120,14 +120,15 @@ PREVIOUS_CRITERIA = (
 
 
 # the judge table's report-card rows (its first six) were measured again at the twenty-third stop, whose word lists
-# read more older-property wishes held out; the judge report's rows read no sentence differently and stand as committed
+# read more older-property wishes held out; the judge report's rows read no sentence differently, as committed
 PREVIOUS_JUDGE = (
     "Previous stop: the same folder run by the previous stop's code (eee7a6a), the report card's rows (the first "
     "six) measured again this stop with both columns on this machine's embedding store (its vectors differ from the "
     "earlier runs' in float noise: the general board vs LC 0.733 there, 0.730 here). Its word lists knew no words for "
-    'exclamation marks, headings or a closing summary ("Break it into sections with headings." read as fewer '
-    'headings, "Close with a brief summary." as brevity): cues VERSION 16, now 18 (docs/experiments.md). The judge '
-    "report's rows read no sentence differently and are the committed runs (the previous column there: 79e4953)."
+    'exclamation marks, headings, a closing summary or the reading grade ("Break it into sections with headings." '
+    'read as fewer headings, "Close with a brief summary." as brevity, "Feel free to use specialist terminology." as '
+    "a lower grade): cues VERSION 16, now 19 (docs/experiments.md). The judge report's rows read no sentence "
+    "differently and are the committed runs (the previous column there: 79e4953)."
 )
 
 

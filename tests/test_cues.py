@@ -261,6 +261,15 @@ K = len(NAMES)
         ("i really dont like long answers", "words", -1),
         ("Stay away from long answers.", "words", -1),
         ("No-frills short answers.", "words", -1),  # "no-frills" is no negator
+        # VERSION 19: a tone asked for in words, the reader a text is pitched at
+        ("Sound genuinely thrilled about it.", "exclamations", +1),
+        ("I prefer a low-key, composed voice.", "exclamations", -1),
+        ("Don't sound so breathless and excited.", "exclamations", -1),
+        ("Don't dumb it down; I'm an expert.", "reading_grade", +1),
+        ("Pitch it at a professional audience.", "reading_grade", +1),
+        ("Write for a complete beginner.", "reading_grade", -1),
+        ("Explain it so a ten-year-old could follow.", "reading_grade", -1),
+        ("Jargon-free explanations, please.", "reading_grade", -1),  # "X-free" is less of X
     ],
 )
 def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop: str, sign: int):
@@ -293,6 +302,10 @@ def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop
         "I want the full story, not a summary.",  # "not a summary" is brevity turned: the readers' own
         "Derive the conclusion that a = b.",  # a conclusion drawn, not a closing summary
         "Tell the story in summary, without quotes.",  # told in summary: no closing summary (nor dialogue by name)
+        "I like an enthusiastic opener like 'Sure!'.",  # an eager opener: `greeting`, the readers' own
+        "I get excited when I see tables.",  # a liking, not an excited tone
+        "Explain it like I'm a 40-year-old lawyer.",  # no child's reading level
+        "The text is composed of three parts.",  # composed of: no composed tone
     ],
 )
 def test_a_sentence_without_one_clear_cue_gets_no_reading(sentence: str):

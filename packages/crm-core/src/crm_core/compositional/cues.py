@@ -51,7 +51,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "18"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "19"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -250,8 +250,30 @@ _CUES: list[tuple[str, int, str]] = [
                            r"|\benglanniksi\b|\benglannin kielellä\b|用英文|用英语|英文回答|英语回答"
                            r"|\blanguage (?:that )?i (?:didn't|did not|don't|do not) (?:use|write|speak|ask)\w*"),
     # three older properties the readers read worst by the validation bank's counts (docs/experiments.md, VERSION 18)
-    ("exclamations", +1, r"\bexclamat\w*|\bshout(?:s|ed|ing|y)?\b(?!-? ?outs?\b)|\bexcitable punctuation\b"),
-    ("exclamations", -1, r"\b(?:calm|measured|quiet|even|level)(?:,? (?:and )?\w+)? (?:tone|voice)\b"),
+    # a tone in words counts as exclamation marks, but an eager opener is `greeting` and "I get excited when" a liking
+    ("exclamations", +1, r"\bexclamat\w*|\bshout(?:s|ed|ing|y)?\b(?!-? ?outs?\b)|\bexcitable punctuation\b"
+                         r"|(?<!open )(?<!opens )(?<!get )(?<!gets )(?<!getting )(?<!got )(?<!i'm )(?<!i am )"
+                         r"\b(?:upbeat|bubbly|peppy|perky|energetic|high[- ]energy|enthusias\w*|excited|excitable|"
+                         r"excitement|thrilled|exuberan\w*|hype[dy]?|gush\w*|breathless|zest\w*)\b"
+                         r"(?!(?:,? \w+)? (?:open\w*|intro\w*|greet\w*|start\w*|first (?:line|words|sentence)|')"
+                         r"| (?:when|whenever|to see)\b)"),
+    ("exclamations", -1, r"\b(?:calm|measured|quiet|even|level)(?:,? (?:and )?\w+)? (?:tone|voice)\b"
+                         r"|\b(?:calm|restrained|understated|low[- ]key|subdued|sober|even[- ]keeled|level[- ]headed|"
+                         r"unexcited|unemotional|deadpan|muted|matter[- ]of[- ]fact)\b|\bcomposed\b(?! of)"
+                         r"|\breserved\b(?! for)"),
+    ("reading_grade", +1, r"\b(?:graduate|grad|phd|doctoral|post-?graduate|college|university|professional|expert|"
+                          r"specialist|academic|advanced|technical|scholarly)[- ](?:school[- ])?(?:level|audiences?|"
+                          r"readers?|readership|vocabulary|terminology|jargon|language|prose|register|terms|writing)\b"
+                          r"|\b(?:for|at) (?:an? )?(?:experts?|specialists?|professionals?|academics?|scholars?)\b"
+                          r"|\bjargon\b|\bi(?:'m| am) (?:an? )?(?:expert|specialist|professional|academic)\b"),
+    ("reading_grade", -1, r"\b(?:four|five|six|seven|eight|nine|ten|eleven|twelve|[4-9]|1[0-2])[- ]year[- ]olds?\b"
+                          r"|\bdumb\w* (?:it |things |this |everything )?down\b"
+                          r"|\bfor (?:a |an )?(?:complete |total |absolute )?(?:beginners?|novices?|newcomers?|"
+                          r"layperson|laypeople|lay readers?|non-?experts?|kids?|children|child|outsiders?)\b"
+                          r"|\breading (?:level|grade)s? (?:\w+ )?(?:low|simple|basic)\b"
+                          r"|\blow reading (?:level|grade)\b"
+                          r"|\beasy (?:to read|reading)\b|\beli5\b|\blike i(?:'m| am) (?:five|\d+|a (?:child|kid))\b"
+                          r"|\b(?:middle|elementary|primary|grade)[- ]school\b|\blay(?:man|person)'?s terms\b"),
     ("headings", +1, r"(?<!table )(?<!column )(?<!http )(?<!request )(?<!page )\b(?:sub-?)?head(?:ing|er)s?\b"
                      r"(?! (?:files?|rows?|cells?)\b)|\b(?:titled|headed) sections?\b|\bsection (?:titles?|names?)\b"
                      r"|\bheadlines? (?:dividing|over|above|for)\b"),
@@ -349,8 +371,8 @@ VERDICT = re.compile(
 FRAMES = re.compile(r"\b(?:when|whenever|if|by|with|of|about|is|are|was|were|that|how|at)\b")
 TOO_WORD = re.compile(r"\btoo\b")  # a "too" anywhere decides the amount: no framing reads past it
 TOO = re.compile(r"\btoo(?: much| many)?\s*$")  # "too long", "not too long": less, whatever negates it
-# "leave the dialogue out", "keep jargon out", "keep big words to a minimum": less, as "too" is
-OUT = re.compile(r"\s+(?:out(?! loud)|to (?:a|the)(?: bare| absolute)? minimum|in check|at bay)\b")
+# "leave the dialogue out", "keep jargon out", "keep big words to a minimum", "jargon-free": less, as "too" is
+OUT = re.compile(r"\s+(?:out(?! loud)|to (?:a|the)(?: bare| absolute)? minimum|in check|at bay)\b|-free\b")
 # a clause about repeating single words ("a word used twice", "don't duplicate words") asks about word variety, not
 # about repeated points: more repetition of words is less variety ("in other words", "in terms of" are no such words)
 WORD_UNIT = re.compile(r"(?<!other )(?<!different )(?<!own )\b(?:words?|vocabular\w*|terms?(?! of\b)|wording|"
