@@ -230,6 +230,8 @@ K = len(NAMES)
         ("Stock phrases, I can do without them.", "ai_prose", -1),
         ("Quoted speech, keep it to a minimum.", "dialogue", -1),
         ("Dialogue, I love it.", "dialogue", +1),  # no turn after the comma
+        ("Dialogue, I can never get enough of it.", "dialogue", +1),  # an idiom of liking after the comma
+        ("Refusals, I never want to see them.", "nonanswer", -1),
         ("Repeat the key point, don't be shy about it.", "repetition", +1),  # "don't be shy" asks for it
         ("Only use dialogue if the scene truly needs it.", "dialogue", -1),
         ("Use bullet-free prose; refuse only when a request is truly dangerous.", "nonanswer", -1),

@@ -344,7 +344,8 @@ COMPLAINT = re.compile(
 # cue only (before it, "hate" is a negator already)
 TRAILING = re.compile(r"\band (?:i|we) (?:hate|dislike|detest|loathe|can't stand|cannot stand) (?:it|that|them)\b")
 # phrases with a negator that ask for more of what follows
-MORE_IDIOM = re.compile(r"\bspare no\b|\bdon't hold back(?: on)?\b|\bdo not hold back(?: on)?\b|\bcan't get enough of\b"
+MORE_IDIOM = re.compile(r"\bspare no\b|\bdon't hold back(?: on)?\b|\bdo not hold back(?: on)?\b"
+                        r"|\b(?:can't|cannot|can never|could never|never) get enough(?: of)?\b"
                         r"|\bno shortage of\b|\bdon't skimp(?: on)?\b|\bdo not skimp(?: on)?\b|\bdon't mind\b"
                         r"|\bdo not mind\b|\bnothing wrong with\b|\bnever too\b|\bcan't be too\b|\bcannot be too\b"
                         r"|\bno such thing as too\b|\bnot afraid of\b|\bnothing (?:beats|like|better than|tops)\b"
