@@ -254,6 +254,7 @@ K = len(NAMES)
         ("Too many exclamation points make it sound fake.", "exclamations", -1),
         ("Stop shouting at me with punctuation.", "exclamations", -1),
         ("Dial back the exclamation marks.", "exclamations", -1),
+        ("Easy on the eyes, with clear headings.", "headings", +1),  # "easy on the eyes" is no "easy on"
         ("Break it into sections with headings.", "headings", +1),
         ("Headings everywhere make it feel like a report.", "headings", -1),
         ("Close with a brief summary.", "summary", +1),  # a brief summary is no length wish

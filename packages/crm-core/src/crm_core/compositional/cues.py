@@ -312,7 +312,7 @@ NEGATOR = re.compile(
     r"stay\w* away from|^\s*hold the|"
     r"doesn't|does not|"
     r"shouldn't|should not|won't|isn't|"
-    r"aren't|refrain from|steer clear of|limit\w*|minimi[sz]\w*|reduce\w*|tone down|(?:go )?easy on|"
+    r"aren't|refrain from|steer clear of|limit\w*|minimi[sz]\w*|reduce\w*|tone down|(?:go )?easy on(?! the eyes?)|"
     r"dial\w* (?:it )?(?:back|down)(?: on)?|rein\w* in|ease (?:off|up) on|scale\w* back(?: on)?|ban|no more|zero|"
     r"against|tired of|sick of|allergic to|anything but|without any|hold\w* back on|hold\w* off on|minimal|"
     r"minimum|hardly any|"
