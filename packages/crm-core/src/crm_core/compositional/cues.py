@@ -33,10 +33,10 @@ yksityiskohtaisesti.", tell it in detail, as question_back -0.43). `written_in` 
 scorer can leave it out and say so (CompositionalScorer.left_out).
 
 It covers the properties whose wishes the readers misread most (development banks, docs/experiments.md): length
-(`words`), the six of 2025, exclamation marks, headings and a closing summary, and nothing else; its negation
-("dont", "stay away from", "hold the", "dial back", "... make answers worse") turns every property's framing.
-The heads use it where the readers read nothing, are unsure, or read a property outside the cue's own family
-(CompositionalHeads.criteria_side; crm.json `cue_reader`).
+(`words`), the six of 2025, exclamation marks, headings, a closing summary and the reading grade, and nothing else;
+its negation ("dont", "stay away from", "hold the", "dial back", "... make answers worse") turns every property's
+framing. The heads use it where the readers read nothing, are unsure, or read a property outside the cue's own
+family (CompositionalHeads.criteria_side; crm.json `cue_reader`).
 
 The same turns serve every property once more (`framed_core`): a one-clause wish framed as unwanted gives the thing it
 names without its framing, which the scorer reads as a liking and turns round (crm.json `framing_reader`); one that
@@ -249,7 +249,8 @@ _CUES: list[tuple[str, int, str]] = [
                            r"|\bswitch\w* (?:to )?(?:english|languages?)\b|\b(?:in|into) english\b"
                            r"|\benglanniksi\b|\benglannin kielellä\b|用英文|用英语|英文回答|英语回答"
                            r"|\blanguage (?:that )?i (?:didn't|did not|don't|do not) (?:use|write|speak|ask)\w*"),
-    # three older properties the readers read worst by the validation bank's counts (docs/experiments.md, VERSION 18)
+    # four older properties the readers read worst by the validation bank's counts (docs/experiments.md, VERSION 18
+    # and 19)
     # a tone in words counts as exclamation marks, but an eager opener is `greeting` and "I get excited when" a liking
     ("exclamations", +1, r"\bexclamat\w*|\bshout(?:s|ed|ing|y)?\b(?!-? ?outs?\b)|\bexcitable punctuation\b"
                          r"|(?<!open )(?<!opens )(?<!get )(?<!gets )(?<!getting )(?<!got )(?<!i'm )(?<!i am )"
