@@ -232,6 +232,20 @@ K = len(NAMES)
         ("Dialogue, I love it.", "dialogue", +1),  # no turn after the comma
         ("Dialogue, I can never get enough of it.", "dialogue", +1),  # an idiom of liking after the comma
         ("Refusals, I never want to see them.", "nonanswer", -1),
+        # ... whatever mark stands between the thing and the turn, and after a word of stance
+        ("Stock phrases: I can do without them.", "ai_prose", -1),
+        ("Stock phrases? I can do without them.", "ai_prose", -1),
+        ("Stock phrases - I can do without them.", "ai_prose", -1),
+        ("Dialogue; I could do without it.", "dialogue", -1),
+        ("Dialogue, honestly I could do without it.", "dialogue", -1),
+        ("Headers? Please leave them out.", "headings", -1),
+        ("Dialogue: I love it.", "dialogue", +1),
+        ("Dialogue. I can never get enough of it.", "dialogue", +1),
+        ("I once liked dialogue, but not anymore.", "dialogue", -1),  # "not anymore" turns any clause before it
+        ("Only add headings when the answer is long.", "headings", -1),  # the condition is no wish
+        ("Tables are fine, headings are not.", "headings", -1),
+        ("Jargon free, please.", "reading_grade", -1),
+        ("Feel free to add headings.", "headings", +1),  # "free to" is no "-free"
         ("Repeat the key point, don't be shy about it.", "repetition", +1),  # "don't be shy" asks for it
         ("Only use dialogue if the scene truly needs it.", "dialogue", -1),
         ("Use bullet-free prose; refuse only when a request is truly dangerous.", "nonanswer", -1),

@@ -76,12 +76,13 @@ def banks(shared: Path) -> list[tuple[str, list[tuple[str, tuple[str, int] | Non
     from crm_train.compositional import criteria_fit as F
     from crm_train.compositional import phrasings as P
 
-    out = [(name, [(p.text, (p.prop, p.sign)) for p in bank], True) for name, bank in P.reading_banks().items()]
-    whole = [(t, (prop, sign)) for prop, lists in P.TRAIN_SENTENCES.items()
-             for sign, texts in zip((1, -1), lists, strict=True) for t in texts]  # fmt: skip
-    out += [("training whole sentences", whole, True),
-            ("training wide bank", [(p.text, (p.prop, p.sign)) for p in P.training_bank(0, 0.0, wide=True)], True),
-            ("validation", [(p.text, (p.prop, p.sign)) for p in P.validation_bank()], False),
+    def asked(bank: list[P.Phrasing]) -> list[tuple[str, tuple[str, int]]]:
+        return [(p.text, (p.prop, p.sign)) for p in bank]
+
+    out = [(name, asked(bank), True) for name, bank in P.reading_banks().items()]
+    out += [("training whole sentences", asked(P.training_sentences()), True),
+            ("training wide bank", asked(P.training_bank(0, 0.0, wide=True)), True),
+            ("validation", asked(P.validation_bank()), False),
             ("validation length pairs", [(t, None) for pair in P.LENGTH_VALIDATION_PAIRS for t in pair], False),
             ("general criteria", [(t, None) for t in P.silent_criteria(extra=True)], True)]  # fmt: skip
     dsp = [t for table in (F.DSP_TRAIN, F.WIDE_DSP, F.DSP_DEVELOPMENT) for texts in table.values() for t in texts]

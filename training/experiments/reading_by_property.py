@@ -49,8 +49,7 @@ def training_read_back(scorer) -> dict:
     from crm_core.properties import NAMES
     from crm_train.compositional import phrasings as P
 
-    whole = [P.Phrasing(t, prop, sign) for prop, lists in P.TRAIN_SENTENCES.items()
-             for sign, texts in zip((1, -1), lists, strict=True) for t in texts]  # fmt: skip
+    whole = P.training_sentences()
     drawn = random.Random(0).sample(P.training_bank(0, 0.0, wide=True), 1500)
     heads, out = scorer.heads, {}
     memory, served = heads.memory, heads.serving

@@ -15,9 +15,11 @@ please." as quotes (the nearest older property). This reader is a short, documen
   ("Plain prose over AI polish.", "I'd rather have English than my own language."); a clause asking "why" complains
   of what it names ("Why so much dialogue?"), "why not" asks for it;
 - a verdict standing alone after its thing turns it ("Emoji? Hard pass.", "Dialogue: a pet peeve of mine."), as
-  does a command about it ("I can spot machine prose a mile away; avoid it.") or a turn after a comma that takes it
-  up by a pronoun ("Stock phrases, I can do without them.", "Quoted speech, keep it to a minimum.");
-- "only ... if / when" asks for less of its thing ("Only use dialogue if the scene needs it."), and what one "used
+  does a command about it ("I can spot machine prose a mile away; avoid it."), a "not anymore", or a turn that takes
+  it up by a pronoun, in its clause or the next ("Stock phrases, I can do without them.", "Quoted speech: keep it to
+  a minimum.");
+- "only ... if / when" asks for less of its thing ("Only use dialogue if the scene needs it."; what the condition
+  names is no wish), and what one "used
   to" want is no longer wanted ("I used to skip dialogue, but now I want lots of it.");
 - repeating single words ("a word used twice", "don't duplicate words") is word variety, turned, not repetition;
 - a wish that names languages is read by which it gives the question and which the answer: an answer in another
@@ -339,7 +341,8 @@ COMPLAINT = re.compile(
     r"textbook|brochure|form))|noise|unwanted|unwelcome|unhelpful|irrelevant|"
     r"overdone|overused|obnoxious|gratuitous|over the top|drive\w* me up the wall|bug\w* me|suck|"
     r"(?:don't|do not|doesn't|does not|never) help\w*|(?:is|are) too much|frustrat\w*|a shame|"
-    r"(?:is|are|gets?|getting|feels?|reads?|looks?|becomes?) worse(?! without)|miss\w* the point|no good)\b"
+    r"(?:is|are|gets?|getting|feels?|reads?|looks?|becomes?) worse(?! without)|miss\w* the point|no good|"
+    r"(?:is|are) not(?=\s*$))\b"
 )  # fmt: skip
 # a complaint about the whole clause at its end ("I can tell when a bot wrote it, and I hate it."): a turn after the
 # cue only (before it, "hate" is a negator already)
@@ -374,7 +377,7 @@ FRAMES = re.compile(r"\b(?:when|whenever|if|by|with|of|about|is|are|was|were|tha
 TOO_WORD = re.compile(r"\btoo\b")  # a "too" anywhere decides the amount: no framing reads past it
 TOO = re.compile(r"\btoo(?: much| many)?\s*$")  # "too long", "not too long": less, whatever negates it
 # "leave the dialogue out", "keep jargon out", "keep big words to a minimum", "jargon-free": less, as "too" is
-OUT = re.compile(r"\s+(?:out(?! loud)|to (?:a|the)(?: bare| absolute)? minimum|in check|at bay)\b|-free\b")
+OUT = re.compile(r"\s+(?:out(?! loud)|to (?:a|the)(?: bare| absolute)? minimum|in check|at bay)\b|[- ]free\b(?! to\b)")
 # a clause about repeating single words ("a word used twice", "don't duplicate words") asks about word variety, not
 # about repeated points: more repetition of words is less variety ("in other words", "in terms of" are no such words)
 WORD_UNIT = re.compile(r"(?<!other )(?<!different )(?<!own )\b(?:words?|vocabular\w*|terms?(?! of\b)|wording|"
@@ -424,10 +427,13 @@ CONTRAST = re.compile(
     r"give|do|say|make|add|include|stay|reply|respond|speak|talk|repeat|vary|sound|show|tell|stop|"
     r"skip|just|always|never|not|go|get|put|turn)\b)\w"
 )  # "prefer X to Y", not "prefer X to do Y"
-# a thing named first and taken up again by a pronoun after a comma, with the turn there ("Stock phrases, I can do
-# without them.", "Quoted speech, keep it to a minimum."): the turn speaks of the thing
-BACK = re.compile(r",\s*(?P<turn>(?:(?:i|we)\b|please\b|spare\b|keep\b|leave\b|drop\b|lose\b|ditch\b|skip\b|cut\b|"
-                  r"avoid\b)[^,]*?)\s+(?:it|them|those|these)\b(?P<rest>[^,]*)$")  # fmt: skip
+# a thing named first and taken up again by a pronoun, with the turn there ("Stock phrases, I can do without them.",
+# "Quoted speech: keep it to a minimum."): the turn speaks of the thing. After a comma or a dash in its clause
+# (`TAKEN_UP`), or as a clause of its own after the thing's (`ABOUT_IT`); only after "I", "we", "please" or a command
+ABOUT_IT = re.compile(r"(?:(?:honestly|frankly|really|personally|truly|just|so),?\s+)?(?P<turn>(?:(?:i|we)\b|please\b|"
+                      r"spare\b|keep\b|leave\b|drop\b|lose\b|ditch\b|skip\b|cut\b|avoid\b)[^,]*?)\s+"
+                      r"(?:it|them|those|these)\b(?P<rest>[^,]*)")  # fmt: skip
+TAKEN_UP = re.compile(r"(?:,|\s[-\u2013\u2014])\s*" + ABOUT_IT.pattern + "$")
 KEEP = re.compile(r"(?:please )?(?:keep|leave)\b")
 # "only ... if / when / unless": the thing asked for sparingly, less of it ("Only use dialogue if the scene needs it.")
 ONLY_IF = re.compile(r"\bonly\b(?:\s+[\w'-]+){0,6}?\s+(?:if|when|whenever|where|unless)\b")
@@ -519,12 +525,18 @@ def _sign_in_clause(
     framing = sum(bool(FRAMES.search(before[m.end() :])) for m in COMPLAINT.finditer(before))
     after = clause[end:]
     flips = len(NEGATOR.findall(before)) + len(COMPLAINT.findall(after)) + len(TRAILING.findall(after)) + framing
-    back = BACK.search(after)
-    if back:  # "Dialogue, I could do without it.": the turn after the comma speaks of the thing
-        turn = MORE_IDIOM.sub(" ", back["turn"])
-        kept_out = bool(KEEP.match(turn) and OUT.match(back["rest"]))  # "keep it to a minimum", "leave them out"
-        flips += len(NEGATOR.findall(turn)) + kept_out
+    taken_up = TAKEN_UP.search(after)
+    if taken_up:  # "Dialogue, I could do without it.": the turn after the comma speaks of the thing
+        flips += _turns_about_it(taken_up)
     return base * (-1) ** flips
+
+
+def _turns_about_it(match: re.Match) -> int:
+    """How many times a turn that takes a thing up by a pronoun turns it (`ABOUT_IT`): its negators outside
+    idioms of liking, and a "keep / leave it out" or "to a minimum"."""
+    turn = MORE_IDIOM.sub(" ", match["turn"])
+    kept_out = bool(KEEP.match(turn) and OUT.match(match["rest"]))  # "keep it to a minimum", "leave them out"
+    return len(NEGATOR.findall(turn)) + kept_out
 
 
 def read_cues(text: str) -> CueReading | None:
@@ -538,11 +550,15 @@ def read_cues(text: str) -> CueReading | None:
             last = set()
             continue
         matches = [(m.start(), m.end(), prop, sign) for prop, sign, pattern in CUES for m in pattern.finditer(clause)]
-        if not matches and past and ANYMORE.fullmatch(clause):  # "I used to like emoji, but not anymore."
-            continue
-        if not matches and last and VERDICT.fullmatch(clause.strip(" ,")):  # "Emoji? Hard pass."
-            found -= last
-            found |= {(prop, -sign) for prop, sign in last}
+        only = ONLY_IF.search(clause)
+        if only:  # what follows "only ... if" is the condition, not the wish ("Only add headings when it is long.")
+            matches = [m for m in matches if m[0] < only.end()]
+        about_it = None if matches or not last else ABOUT_IT.fullmatch(clause.strip(" ,"))
+        if not matches and last and (VERDICT.fullmatch(clause.strip(" ,")) or ANYMORE.fullmatch(clause)
+                                     or (about_it and _turns_about_it(about_it) % 2)):  # fmt: skip
+            if not past or not ANYMORE.fullmatch(clause):  # "I used to like emoji, but not anymore.": turned once
+                found -= last  # "Emoji? Hard pass.", "Stock phrases: I can do without them."
+                found |= {(prop, -sign) for prop, sign in last}
             last = set()
             continue
         spans = [(a, b) for a, b, _, _ in matches]

@@ -175,6 +175,12 @@ def _sentences(table: Nouns) -> list[Phrasing]:
             for sign, texts in zip((1, -1), lists, strict=True) for t in texts]  # fmt: skip
 
 
+def training_sentences() -> list[Phrasing]:
+    """The training bank's own whole sentences ("Keep it brief."), each with its property and direction: the ones a
+    visitor might type as they stand, read back by the reading checks."""
+    return _sentences(TRAIN_SENTENCES)
+
+
 def unit_development_sentences() -> list[Phrasing]:
     """Whole sentences asking for length in units of text ("Keep it to one paragraph."): a third development set."""
     return _sentences(UNIT_DEVELOPMENT_SENTENCES)
