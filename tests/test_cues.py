@@ -246,6 +246,11 @@ K = len(NAMES)
         ("Tables are fine, headings are not.", "headings", -1),
         ("Jargon free, please.", "reading_grade", -1),
         ("Feel free to add headings.", "headings", +1),  # "free to" is no "-free"
+        ("Use subheads.", "headings", +1),
+        ("Give each section a title.", "headings", +1),
+        ("Finish with a TL;DR.", "summary", +1),  # a TL;DR to end on is a closing summary
+        ("TL;DR please.", "words", -1),  # one alone is brevity
+        ("Calmer tone, please.", "exclamations", -1),
         ("Repeat the key point, don't be shy about it.", "repetition", +1),  # "don't be shy" asks for it
         ("Only use dialogue if the scene truly needs it.", "dialogue", -1),
         ("Use bullet-free prose; refuse only when a request is truly dangerous.", "nonanswer", -1),

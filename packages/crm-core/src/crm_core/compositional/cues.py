@@ -260,7 +260,7 @@ _CUES: list[tuple[str, int, str]] = [
                          r"excitement|thrilled|exuberan\w*|hype[dy]?|gush\w*|breathless|zest\w*)\b"
                          r"(?!(?:,? \w+)? (?:open\w*|intro\w*|greet\w*|start\w*|first (?:line|words|sentence)|')"
                          r"| (?:when|whenever|to see)\b)"),
-    ("exclamations", -1, r"\b(?:calm|measured|quiet|even|level)(?:,? (?:and )?\w+)? (?:tone|voice)\b"
+    ("exclamations", -1, r"\b(?:calm(?:er)?|measured|quiet(?:er)?|even|level)(?:,? (?:and )?\w+)? (?:tone|voice)\b"
                          r"|\b(?:calm|restrained|understated|low[- ]key|subdued|sober|even[- ]keeled|level[- ]headed|"
                          r"unexcited|unemotional|deadpan|muted|matter[- ]of[- ]fact)\b|\bcomposed\b(?! of)"
                          r"|\breserved\b(?! for)"),
@@ -279,7 +279,9 @@ _CUES: list[tuple[str, int, str]] = [
                           r"|\b(?:middle|elementary|primary|grade)[- ]school\b|\blay(?:man|person)'?s terms\b"),
     ("headings", +1, r"(?<!table )(?<!column )(?<!http )(?<!request )(?<!page )\b(?:sub-?)?head(?:ing|er)s?\b"
                      r"(?! (?:files?|rows?|cells?)\b)|\b(?:titled|headed) sections?\b|\bsection (?:titles?|names?)\b"
-                     r"|\bheadlines? (?:dividing|over|above|for)\b"),
+                     r"|\bheadlines? (?:dividing|over|above|for)\b|\bsubheads?\b"
+                     r"|\btitles? (?:for|on|above|over) (?:each|every) (?:section|part)\b"
+                     r"|\b(?:each|every) (?:section|part) (?:a|its own) (?:title|heading|header)\b"),
     ("headings", -1, r"\b(?:one|a single) (?:\w+ )?(?:continuous|unbroken|flowing|solid) (?:block|piece|stretch) of "
                      r"(?:text|prose)\b"),
     ("summary", +1, r"(?<!not a )(?<!just a )(?<!only a )(?<!than a )(?<!\bin )\bsummar(?:y|ies)\b|'in summary'"
@@ -287,7 +289,8 @@ _CUES: list[tuple[str, int, str]] = [
                     r"|\bconcluding\b|\brecap\w*|\bwrap[- ]?ups?\b"
                     r"|\bwrap\w* (?:it |things |everything |this )?up\b|\bsum\w* (?:it |things |everything |this )?up\b"
                     r"|\bsummari[sz]\w* (?:\w+ ){0,3}(?:at the end|to finish|to close|at the bottom)\b"
-                    r"|\btl;?dr (?:at|to) the (?:end|bottom)\b"),
+                    r"|\btl;?dr (?:at|to) the (?:end|bottom)\b|\b(?:finish|end|clos|wrap)\w*(?: up)? with (?:a |an )?"
+                    r"(?:\w+ )?tl;?dr\b"),
     ("other_language", -1, r"\b(?:same|my|your) language\b|\bmy own language\b|\blanguage (?:as|of) (?:my|the) "
                            r"(?:question|prompt|request|message)\b|\bmatch\w* my language\b|\blanguage i (?:wrote|"
                            r"write|used|use|asked|speak|typed|start\w*|beg[ai]n\w*|open\w*)\b"
