@@ -132,7 +132,11 @@ def test_the_gate_reads_quality_in_units_of_the_bench_s_own_spread():
     gate, length_slope = bench_gate(served, narrow)
     assert gate == pytest.approx(0.3 * narrow[0] / spread) and length_slope == pytest.approx(0.3 * narrow[1] / slope)
     assert bench_gate(served, (spread, -0.2))[1] == 0.0  # longer answers no better there: no brevity forgiven
-    assert bench_gate(ServingConfig(), narrow) == (0.3, 0.3)  # references 0 (as served): as set, on every bench
+    assert bench_gate(served, (spread, 2 * slope))[1] == 0.3  # brevity charged more there: forgiven as set, no more
+    off = ServingConfig(gate_spread_reference=0.0, gate_slope_reference=0.0)
+    assert bench_gate(off, narrow) == (0.3, 0.3)  # references 0: as set, on every bench
+    gate, length_slope = bench_gate(ServingConfig(), narrow)  # as served: the slope scaled, the gate not
+    assert gate == 0.3 and length_slope == pytest.approx(0.3 * min(narrow[1] / 0.159, 1.0))
     assert bench_gate(ServingConfig(gate_slope_reference=slope), narrow)[0] == 0.3  # the slope alone scaled
     assert bench_gate(served, None) == (0.3, 0.3)  # a pair with no bench (crm-eval)
     # on a board: a brief answer 0.45 behind, 8 times shorter, is forgiven at the reference scale, not on the

@@ -68,14 +68,16 @@ def bench_gate(serving: ServingConfig, spread: tuple[float, float] | None) -> tu
     """(quality gate, gate length slope) on a bench with this `quality_spread`: each served one scaled by the bench's
     spread (slope) over the one it was chosen at (`gate_spread_reference`, `gate_slope_reference`; 0: not scaled), so
     that "clearly worse" is the same share of what separates a bench's answers, and brevity is forgiven as much as
-    the quality term penalises it there. Without a spread: as served."""
+    the quality term penalises it there, never more than as chosen: on a bench whose quality term charges more for
+    brevity (speechmap) a steeper slope faded the detailed wish too (docs/experiments.md). Without a spread: as
+    served."""
     gate, slope = serving.quality_gate, serving.gate_length_slope
     if spread is None or not np.isfinite(spread).all():
         return gate, slope
     if serving.gate_spread_reference > 0:
         gate *= spread[0] / serving.gate_spread_reference
     if serving.gate_slope_reference > 0:
-        slope *= max(spread[1], 0.0) / serving.gate_slope_reference
+        slope *= min(max(spread[1], 0.0) / serving.gate_slope_reference, 1.0)
     return gate, slope
 
 

@@ -61,11 +61,12 @@ class ServingConfig:
                                       "scaled by the bench's spread over this (crm_core.compositional.judging."
                                       "bench_gate; 0: as set on every bench; tried, not served: "
                                       "docs/experiments.md)")  # fmt: skip
-    gate_slope_reference: float = _f(0.0, "boards only: the quality term's within-query slope per doubling of words "
-                                     "gate_length_slope was chosen at (AlpacaEval as served: 0.158); on another "
-                                     "bench the slope is scaled by the bench's own slope over this, so brevity is "
-                                     "forgiven as much as the quality term penalises it there (0: as set on every "
-                                     "bench; tried, not served: docs/experiments.md)")  # fmt: skip
+    gate_slope_reference: float = _f(0.159, "boards only: the quality term's within-query slope per doubling of words "
+                                            "gate_length_slope was chosen at (AlpacaEval as served: 0.1592); on a "
+                                            "bench whose quality term charges less for brevity the slope is scaled by "
+                                            "the bench's own slope over this (never up), so brevity is forgiven no "
+                                            "more than the quality term penalises it there (MT-bench 0.070: 0.44 of "
+                                            "the slope; 0: as set on every bench; docs/experiments.md)")  # fmt: skip
     gate_length_floor: float = _f(0.0, "boards only (usl_space.board): the quantile of each query's answer lengths "
                                   "under which the gate forgives no brevity (0: off)")  # fmt: skip
     memory_neighbours: float = _f(5.0, "the phrasing memory's rule (crm_core.compositional.memory): how many nearest "

@@ -393,6 +393,8 @@ def model_card(spec: CRMSpec, serving: ServingConfig) -> str:
            if serving.consensus_scale else ""),
         f"- criteria tune quality (gate {serving.quality_gate}, length slope {serving.gate_length_slope}"
         + (f" for at most {serving.gate_length_cap:g} doublings of words" if serving.gate_length_cap else "")
+        + (f"; the slope scaled down on a bench whose quality term charges less than {serving.gate_slope_reference:g} "
+           "a doubling of words, never up" if serving.gate_slope_reference else "")
         + "): a soft criterion fades where it would make the clearly worse answer "
         "win; a sentence with must / never / always counts in full"
         + (f"; a soft criterion's strongest weight is {serving.soft_strength} x the readers' weight for training "
