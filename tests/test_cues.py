@@ -292,6 +292,22 @@ K = len(NAMES)
         ("Write for a complete beginner.", "reading_grade", -1),
         ("Explain it so a ten-year-old could follow.", "reading_grade", -1),
         ("Jargon-free explanations, please.", "reading_grade", -1),  # "X-free" is less of X
+        # VERSION 20: a thing asked for in small amounts is less of it
+        ("Keep exclamation marks to a minimum.", "exclamations", -1),
+        ("Exclamation points only sparingly, please.", "exclamations", -1),
+        ("One exclamation mark is plenty.", "exclamations", -1),
+        ("Exclamation marks, but not too many.", "exclamations", -1),  # a verdict on the clause before
+        ("Go easy with the exclamation marks, one at most.", "exclamations", -1),
+        ("Save exclamation marks for when they really matter.", "exclamations", -1),
+        ("Seldom use headings.", "headings", -1),
+        ("Keep the dialogue minimal.", "dialogue", -1),
+        ("Only a little dialogue, please.", "dialogue", -1),
+        ("Technical terms should be rare.", "reading_grade", -1),
+        ("Stock phrases in moderation, please.", "ai_prose", -1),
+        ("A few exclamation points would liven it up.", "exclamations", +1),  # a few asked for, not at most
+        ("Exclamation marks are not enough.", "exclamations", +1),  # "not enough" is no amount kept small
+        ("Dialogue is plenty of fun.", "dialogue", +1),  # "plenty of" is no "is plenty"
+        ("One summary at the end is enough.", "summary", +1),  # "enough" of a summary far from it
     ],
 )
 def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop: str, sign: int):

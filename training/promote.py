@@ -72,6 +72,8 @@ READING_BANKS = [
     "wishes as typed, twenty-sixth set (exclamations, headings, summary)",
     "wishes as typed, twenty-seventh set (exclamations, reading grade)",
     "wishes as typed, twenty-eighth set (exclamations, reading grade)",
+    "wishes as typed, twenty-ninth set (small amounts)",
+    "wishes as typed, thirtieth set (small amounts)",
     "third development",
     "fourth development",
     "fifth development",

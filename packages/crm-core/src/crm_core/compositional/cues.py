@@ -18,6 +18,8 @@ please." as quotes (the nearest older property). This reader is a short, documen
   does a command about it ("I can spot machine prose a mile away; avoid it."), a "not anymore", or a turn that takes
   it up by a pronoun, in its clause or the next ("Stock phrases, I can do without them.", "Quoted speech: keep it to
   a minimum.");
+- a thing asked for in small amounts is less of it: "X sparingly", "X in moderation", "X should be rare", "keep the X
+  few", "one X is plenty", "X, but not too many", "go light on X", "seldom X" ("Use jargon sparingly.");
 - "only ... if / when" asks for less of its thing ("Only use dialogue if the scene needs it."; what the condition
   names is no wish), and what one "used
   to" want is no longer wanted ("I used to skip dialogue, but now I want lots of it.");
@@ -53,7 +55,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "19"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "20"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -318,10 +320,12 @@ NEGATOR = re.compile(
     r"stay\w* away from|^\s*hold the|"
     r"doesn't|does not|"
     r"shouldn't|should not|won't|isn't|"
-    r"aren't|refrain from|steer clear of|limit\w*|minimi[sz]\w*|reduce\w*|tone down|(?:go )?easy on(?! the eyes?)|"
+    r"aren't|refrain from|steer clear of|limit\w*|minimi[sz]\w*|reduce\w*|tone down|"
+    r"(?:go )?easy (?:on|with)(?! the eyes?)|"
     r"dial\w* (?:it )?(?:back|down)(?: on)?|rein\w* in|ease (?:off|up) on|scale\w* back(?: on)?|ban|no more|zero|"
     r"against|tired of|sick of|allergic to|anything but|without any|hold\w* back on|hold\w* off on|minimal|"
-    r"minimum|hardly any|"
+    r"minimum|hardly any|sparing\w*|(?:go\w*|be|keep it) light on|rarely|seldom|restrict\w*|at most|"
+    r"only the (?:occasional|odd)|only a (?:little|few|bit of|touch of)|"
     r"barely any|(?<!a )little|(?:could|can) do without|had enough of|had it with|(?:i'm|i am) (?:so )?over|"
     r"count me out|"
     r"pass on|done with|fed up with|forget\w*|omit\w*|exclud\w*|eliminat\w*|remov\w*|get rid of|do away with|"
@@ -370,7 +374,7 @@ VERDICT = re.compile(
     r"(?:(?:it's|it is|that's|that is|they're|they are|a|an|my|the|just|total|big|real|such|so)\s+)*"
     r"(?:hard pass|pass|no thanks|no thank you|not for me|nope|no way|please no|pet peeves?(?: of mine)?|"
     r"turn[- ]?offs?(?: for me)?|deal[- ]?breakers?(?: for me)?|not my thing|no[- ]go(?: for me)?|"
-    r"(?:i|we) hate (?:it|that|them)|ugh|yuck|eww?|"
+    r"(?:i|we) hate (?:it|that|them)|ugh|yuck|eww?|not too (?:many|much|often)|"
     r"(?:(?:so|then|please)\s+)?(?:(?:avoid|skip|drop|cut|lose|ditch|spare me|stop|quit) (?:it|that|them|those)|"
     r"leave (?:it|that|them|those) out)(?:,? please)?)(?:\s+(?:for|of) (?:me|mine))?\W*"
 )  # fmt: skip
@@ -381,6 +385,17 @@ TOO_WORD = re.compile(r"\btoo\b")  # a "too" anywhere decides the amount: no fra
 TOO = re.compile(r"\btoo(?: much| many)?\s*$")  # "too long", "not too long": less, whatever negates it
 # "leave the dialogue out", "keep jargon out", "keep big words to a minimum", "jargon-free": less, as "too" is
 OUT = re.compile(r"\s+(?:out(?! loud)|to (?:a|the)(?: bare| absolute)? minimum|in check|at bay)\b|[- ]free\b(?! to\b)")
+# a thing asked for in small amounts, after it and at most one more word of it ("Keep exclamation marks to a
+# minimum.", "Use jargon sparingly.", "Technical terms should be rare.", "One exclamation mark is plenty."): less, as
+# "too" is
+SCARCE = re.compile(
+    r"(?:\s+(?!(?:and|or|but|not|if|when|unless|is|are|should|must|to|in|for|only|kept|be)\b)[\w'-]+)?"
+    r"(?:\s+(?:is|are|should be|must be|to be|needs? to be|ought to be))?(?:\s+kept)?"
+    r"\s+(?:only )?(?:sparingly|in moderation|to (?:a|the)(?: bare| absolute)? minimum|minimal|"
+    r"few(?: and far between)?|rare|sparse|scarce|rarely|seldom|occasionally|at (?:the )?most|plenty(?! of)|"
+    r"enough(?! to| of)|"
+    r"for when (?:it|they|you) (?:\w+ )?(?:matters?|counts?|needs? (?:it|them)|helps?))\b"
+)  # fmt: skip
 # a clause about repeating single words ("a word used twice", "don't duplicate words") asks about word variety, not
 # about repeated points: more repetition of words is less variety ("in other words", "in terms of" are no such words)
 WORD_UNIT = re.compile(r"(?<!other )(?<!different )(?<!own )\b(?:words?|vocabular\w*|terms?(?! of\b)|wording|"
@@ -510,7 +525,8 @@ def _sign_in_clause(
     "Only ... if" asks for less of it (`sparing`; not for a language, where the condition names the question's).
     A turn after a comma about a pronoun speaks of it ("Dialogue, I could do without it.")."""
     before = MORE_IDIOM.sub(lambda m: " " * len(m.group()), clause)[:start]  # "spare no", "not enough": no negator
-    if TOO.search(before) or OUT.match(clause[end:]):  # "can't have too many" is an idiom, not a "too"
+    if TOO.search(before) or OUT.match(clause[end:]) or SCARCE.match(clause[end:]):  # "can't have too many" is an
+        # idiom, not a "too"
         return -1 if base > 0 else base
     only = ONLY_IF.search(clause)
     if sparing and only and end <= only.end():  # the thing is asked for sparingly: less of it

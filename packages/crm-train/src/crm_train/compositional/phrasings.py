@@ -29,7 +29,7 @@ def _read(name: str) -> dict:
 
 
 def _nouns(table: dict) -> Nouns:
-    return {prop: (lists["more"], lists.get("less", [])) for prop, lists in table.items()}
+    return {prop: (lists.get("more", []), lists.get("less", [])) for prop, lists in table.items()}
 
 
 _TRAIN, _VALIDATION, _DEVELOPMENT = _read("train"), _read("validation"), _read("development")
@@ -228,7 +228,8 @@ def wish_development_set(n: int) -> list[Phrasing]:
     turns around a thing: "X over Y", "prefer X to Y", a question as a complaint, "no problem", VERSION 16; 23/24 a
     thing taken up by a pronoun, "the less X, the better", "X, not Y", "only if", "unless", VERSION 17; 25/26
     exclamation marks, headings and a closing summary, three older properties, VERSION 18; 27/28 a tone asked for
-    in words and the reader a text is pitched at, VERSION 19)."""
+    in words and the reader a text is pitched at, VERSION 19; 29/30 a thing asked for in small amounts, "sparingly",
+    "in moderation", "to a minimum", VERSION 20)."""
     return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
@@ -265,6 +266,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, twenty-sixth set (exclamations, headings, summary)": wish_development_set(26),
             "wishes as typed, twenty-seventh set (exclamations, reading grade)": wish_development_set(27),
             "wishes as typed, twenty-eighth set (exclamations, reading grade)": wish_development_set(28),
+            "wishes as typed, twenty-ninth set (small amounts)": wish_development_set(29),
+            "wishes as typed, thirtieth set (small amounts)": wish_development_set(30),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
