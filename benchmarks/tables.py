@@ -100,22 +100,22 @@ def report_card_table(r: dict | None = None) -> str:
     return "\n".join(lines)
 
 
+# the bench table was measured again at the twenty-fourth stop, both columns on this machine's embedding store
 PREVIOUS = (
-    "Previous stop: the same folder run by the previous stop's code (79e4953), whose word lists knew fewer words "
-    'for dialogue and AI-sounding prose ("Let me hear the characters\' voices.", "Write it as an interview.", "No '
-    'GPT-isms.", "I want prose that doesn\'t scream AI.") and which served a wish about declining on the older refusal '
-    "property where the readers chose it: cues VERSION 5, now 9 (docs/experiments.md)."
+    "Previous stop: the same folder with the previous stop's crm.json (`gate_slope_reference` 0: brevity forgiven at "
+    "AlpacaEval's rate, 0.3 logits a doubling of words, on every bench; now scaled down where a bench's quality term "
+    "charges less for it: MT-bench 0.44 of it, creative none), both columns on this machine's embedding store "
+    "(its vectors differ from the earlier runs' in float noise: MT-bench's tau 0.652 there, 0.647 here; "
+    "docs/experiments.md)."
 )
 
 
-# the criteria-of-2025 table was measured again this stop on an embedding store rebuilt on a fresh machine, both
-# columns on it (the other tables keep the files PREVIOUS describes: no change of this stop moves them)
+# the criteria-of-2025 table was measured again at the twenty-fourth stop, both columns on this machine's store
 PREVIOUS_CRITERIA = (
-    "Previous stop: the same folder run by the previous stop's code (25a87ba), both columns on this stop's embedding "
-    "store (rebuilt on a fresh machine: its vectors differ from the last stop's in float noise, so numbers of rows no "
-    "change touched may differ from the last stop's table in the last digit). Its word lists read a wish that "
-    'names the question\'s language as noise ("If I ask in Finnish or Chinese, answer in Finnish or Chinese."), and '
-    "one typed in Finnish or Chinese too: cues VERSION 9, now 14 (docs/experiments.md)."
+    "Previous stop: the same folder with the previous stop's crm.json (`gate_slope_reference` 0: brevity forgiven at "
+    "AlpacaEval's rate on every bench; now none on creative, whose quality term charges nothing for length), both "
+    "columns on this machine's embedding store; only the anti-cliché rows move (docs/experiments.md). The word lists "
+    "of VERSION 20 read none of these wishes differently."
 )
 
 
@@ -128,7 +128,10 @@ PREVIOUS_JUDGE = (
     'exclamation marks, headings, a closing summary or the reading grade ("Break it into sections with headings." '
     'read as fewer headings, "Close with a brief summary." as brevity, "Feel free to use specialist terminology." as '
     "a lower grade): cues VERSION 16, now 19 (docs/experiments.md). The judge report's rows read no sentence "
-    "differently and are the committed runs (the previous column there: 79e4953)."
+    "differently and are the committed runs (the previous column there: 79e4953). The twenty-fourth stop's changes "
+    "move no row: cues VERSION 20 reads no validation sentence differently, and the length slope scaled to a bench's "
+    "quality term leaves AlpacaEval as served (its slope, 0.159 on the default models and 0.176 with the twins, is "
+    "the reference or above it)."
 )
 
 
