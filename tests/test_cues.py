@@ -308,6 +308,22 @@ K = len(NAMES)
         ("Exclamation marks are not enough.", "exclamations", +1),  # "not enough" is no amount kept small
         ("Dialogue is plenty of fun.", "dialogue", +1),  # "plenty of" is no "is plenty"
         ("One summary at the end is enough.", "summary", +1),  # "enough" of a summary far from it
+        # VERSION 21: the thing named first, and the turn in what is said of it
+        ("Exclamation marks should be avoided.", "exclamations", -1),
+        ("Exclamation points should not be used.", "exclamations", -1),
+        ("Exclamation marks, none please.", "exclamations", -1),
+        ("Exclamation marks: none, thanks.", "exclamations", -1),  # a verdict clause
+        ("Exclamation points come across as juvenile.", "exclamations", -1),
+        ("Dialogue doesn't belong in these stories.", "dialogue", -1),
+        ("Dialogue has no place here.", "dialogue", -1),
+        ("Spoken lines should be left out.", "dialogue", -1),
+        ("Headings aren't needed.", "headings", -1),
+        ("A closing summary isn't necessary.", "summary", -1),
+        ("Refusals should be avoided.", "nonanswer", -1),
+        ("Exclamation marks should be used freely.", "exclamations", +1),  # said of it, but no turn
+        ("Headings must not be left out.", "headings", +1),  # two turns cancel
+        ("Summaries should never be skipped.", "summary", +1),
+        ("I want dialogue that doesn't feel forced.", "dialogue", +1),  # what it should not feel like: no turn
     ],
 )
 def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop: str, sign: int):

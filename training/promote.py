@@ -74,6 +74,8 @@ READING_BANKS = [
     "wishes as typed, twenty-eighth set (exclamations, reading grade)",
     "wishes as typed, twenty-ninth set (small amounts)",
     "wishes as typed, thirtieth set (small amounts)",
+    "wishes as typed, thirty-first set (the thing as the subject)",
+    "wishes as typed, thirty-second set (the thing as the subject)",
     "third development",
     "fourth development",
     "fifth development",

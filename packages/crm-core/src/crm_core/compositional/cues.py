@@ -18,6 +18,8 @@ please." as quotes (the nearest older property). This reader is a short, documen
   does a command about it ("I can spot machine prose a mile away; avoid it."), a "not anymore", or a turn that takes
   it up by a pronoun, in its clause or the next ("Stock phrases, I can do without them.", "Quoted speech: keep it to
   a minimum.");
+- a thing named first and then said to go turns it: "X should be avoided", "X should not be used", "X don't
+  belong", "X has no place here", "X aren't needed", "X look amateurish", "X, none please";
 - a thing asked for in small amounts is less of it: "X sparingly", "X in moderation", "X should be rare", "keep the X
   few", "one X is plenty", "X, but not too many", "go light on X", "seldom X" ("Use jargon sparingly.");
 - "only ... if / when" asks for less of its thing ("Only use dialogue if the scene needs it."; what the condition
@@ -55,7 +57,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "20"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "21"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -342,6 +344,7 @@ COMPLAINT = re.compile(
     r"pointless|worthless|bor(?:e|es|ed|ing)|pet peeves?|get\w* on my nerves|grate\w* on me|make\w* me roll my eyes|"
     r"(?:(?:is|are) a )?hard pass|(?:is|are) a pass|unnecessary|needless|superfluous|overkill|excessive|tedious|"
     r"cheesy|tacky|gimmicky|corny|cring\w*|childish|unprofessional|off-?putting|distract\w*|clutter\w*|"
+    r"amateurish|juvenile|immature|cheapen\w*|(?:a bit|a little|way|far) much|"
     r"get\w* in the way|waste of (?:space|time|words|my time)|waste\w* (?:my|your|the reader's|our) time|"
     r"make\w* (?:answers?|it|them|things|everything|responses?|replies) worse|"
     r"make\w* (?:it|them|answers?|everything) (?:feel|look|read|sound) (?:fake|stiff|cluttered|like a (?:report|manual|"
@@ -350,6 +353,19 @@ COMPLAINT = re.compile(
     r"(?:don't|do not|doesn't|does not|never) help\w*|(?:is|are) too much|frustrat\w*|a shame|"
     r"(?:is|are|gets?|getting|feels?|reads?|looks?|becomes?) worse(?! without)|miss\w* the point|no good|"
     r"(?:is|are) not(?=\s*$))\b"
+)  # fmt: skip
+# what is said of a thing named first that sends it away ("Exclamation marks should be avoided.", "Dialogue has no
+# place here.", "Headings aren't needed.", "Exclamation marks, none please."): a turn after it, as a complaint is
+# ("are not welcome / wanted / needed" are complaints already)
+SAID_OF_IT = re.compile(
+    r"\b(?:should|must|need to|needs to|ought to|has to|have to|is to|are to)(?: be| get)? (?:avoided|skipped|dropped|"
+    r"cut|left out|omitted|removed|banned|excluded|kept out|eliminated|minimi[sz]ed|reduced|limited)\b"
+    r"|\b(?:should|must|need|can|could|would|will|do|does|did)(?:n't| not| never) (?:be )?(?:used|included|added|"
+    r"appear\w*|show up|feature\w*|be there|exist|happen|come up|turn up)\b"
+    r"|\b(?:don't|do not|doesn't|does not) belong\b|\b(?:has|have) no (?:place|business|room)\b"
+    r"|\b(?:isn't|aren't) (?:necessary|needed|required|wanted|welcome|helpful|useful|called for|appropriate)\b"
+    r"|\b(?:is|are) not (?:necessary|required|helpful|useful|called for|appropriate)\b"
+    r"|^\s*(?:[\w'-]+\s*)?[,:-]\s*(?:none|zero)\b"
 )  # fmt: skip
 # a complaint about the whole clause at its end ("I can tell when a bot wrote it, and I hate it."): a turn after the
 # cue only (before it, "hate" is a negator already)
@@ -375,6 +391,7 @@ VERDICT = re.compile(
     r"(?:hard pass|pass|no thanks|no thank you|not for me|nope|no way|please no|pet peeves?(?: of mine)?|"
     r"turn[- ]?offs?(?: for me)?|deal[- ]?breakers?(?: for me)?|not my thing|no[- ]go(?: for me)?|"
     r"(?:i|we) hate (?:it|that|them)|ugh|yuck|eww?|not too (?:many|much|often)|"
+    r"(?:none|zero)(?: at all)?(?:,? (?:please|thanks|thank you))?|"
     r"(?:(?:so|then|please)\s+)?(?:(?:avoid|skip|drop|cut|lose|ditch|spare me|stop|quit) (?:it|that|them|those)|"
     r"leave (?:it|that|them|those) out)(?:,? please)?)(?:\s+(?:for|of) (?:me|mine))?\W*"
 )  # fmt: skip
@@ -543,7 +560,8 @@ def _sign_in_clause(
             before = before[:a] + " " * (min(b, start) - a) + before[min(b, start) :]
     framing = sum(bool(FRAMES.search(before[m.end() :])) for m in COMPLAINT.finditer(before))
     after = clause[end:]
-    flips = len(NEGATOR.findall(before)) + len(COMPLAINT.findall(after)) + len(TRAILING.findall(after)) + framing
+    flips = (len(NEGATOR.findall(before)) + len(COMPLAINT.findall(after)) + len(TRAILING.findall(after)) + framing
+             + len(SAID_OF_IT.findall(after)))
     taken_up = TAKEN_UP.search(after)
     if taken_up:  # "Dialogue, I could do without it.": the turn after the comma speaks of the thing
         flips += _turns_about_it(taken_up)
