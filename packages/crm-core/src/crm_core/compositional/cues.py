@@ -560,8 +560,8 @@ def _sign_in_clause(
             before = before[:a] + " " * (min(b, start) - a) + before[min(b, start) :]
     framing = sum(bool(FRAMES.search(before[m.end() :])) for m in COMPLAINT.finditer(before))
     after = clause[end:]
-    flips = (len(NEGATOR.findall(before)) + len(COMPLAINT.findall(after)) + len(TRAILING.findall(after)) + framing
-             + len(SAID_OF_IT.findall(after)))
+    turns_after = len(COMPLAINT.findall(after)) + len(TRAILING.findall(after)) + len(SAID_OF_IT.findall(after))
+    flips = len(NEGATOR.findall(before)) + turns_after + framing
     taken_up = TAKEN_UP.search(after)
     if taken_up:  # "Dialogue, I could do without it.": the turn after the comma speaks of the thing
         flips += _turns_about_it(taken_up)
