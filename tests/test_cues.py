@@ -324,6 +324,19 @@ K = len(NAMES)
         ("Headings must not be left out.", "headings", +1),  # two turns cancel
         ("Summaries should never be skipped.", "summary", +1),
         ("I want dialogue that doesn't feel forced.", "dialogue", +1),  # what it should not feel like: no turn
+        # VERSION 22: words the lists lacked
+        ("Nix the dialogue.", "dialogue", -1),
+        ("Strip out the headings.", "headings", -1),
+        ("Toss the recap.", "summary", -1),
+        ("Toss in some dialogue.", "dialogue", +1),  # tossed in, not out
+        ("Finish with the main takeaways.", "summary", +1),
+        ("Stop yelling at me.", "exclamations", -1),
+        ("No overexcited tone.", "exclamations", -1),
+        ("I want prose that doesn't scream AI.", "ai_prose", -1),  # screaming AI is no shouting
+        ("Corporate-speak is a no.", "ai_prose", -1),
+        ("No LinkedIn-speak.", "ai_prose", -1),
+        ("Aim for a third-grade reading level.", "reading_grade", -1),
+        ("Hammer home the key takeaway.", "repetition", +1),  # one takeaway repeated, not a closing summary
     ],
 )
 def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop: str, sign: int):

@@ -76,6 +76,8 @@ READING_BANKS = [
     "wishes as typed, thirtieth set (small amounts)",
     "wishes as typed, thirty-first set (the thing as the subject)",
     "wishes as typed, thirty-second set (the thing as the subject)",
+    "wishes as typed, thirty-third set (words the lists lacked)",
+    "wishes as typed, thirty-fourth set (words the lists lacked)",
     "third development",
     "fourth development",
     "fifth development",

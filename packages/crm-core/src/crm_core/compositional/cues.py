@@ -57,7 +57,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "21"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "22"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -162,7 +162,7 @@ _CUES: list[tuple[str, int, str]] = [
                      r"|\b(?:like|as if|as though|style of) (?:an? |the )?(?:\w+ )?"
                      r"(?:ai|chatbot|machine|robot|bot|chat ?gpt|gpt|llm|language model)\b(?! learning)"
                      r"|\b(?:by|from) (?:an? |the )?(?:ai|chatbot|machine|robot|bot|chat ?gpt|gpt|llm)\b(?! learning)"
-                     r"|\b(?:corporate|marketing|business)[- ](?:speak|jargon|language|copy|tone)\b"
+                     r"|\b(?:corporate|marketing|business|linkedin|sales)[- ](?:speak|jargon|language|copy|tone)\b"
                      r"|\bclich\w*|\bstock (?:phrases?|words?|expressions?|prose|language|lines?|metaphors?|images?|"
                      r"imagery|phrasing|idioms?)\b|\bpurple prose\b"
                      r"|\bslop\b|\bboilerplate\b|\bbuzzwords?\b|\bdelve\b|\btapestry\b|\bformulaic\b|\brobotic\b"
@@ -259,6 +259,8 @@ _CUES: list[tuple[str, int, str]] = [
     # and 19)
     # a tone in words counts as exclamation marks, but an eager opener is `greeting` and "I get excited when" a liking
     ("exclamations", +1, r"\bexclamat\w*|\bshout(?:s|ed|ing|y)?\b(?!-? ?outs?\b)|\bexcitable punctuation\b"
+                         r"|\byell(?:s|ed|ing|y)?\b|\bover-?excit\w*"
+                         r"|\bscream(?:s|ed|ing|y)?\b(?! (?:of )?(?:ai|a\.i\.|chatbot|machine|robot|bot|gpt|llm)\b)"
                          r"|(?<!open )(?<!opens )(?<!get )(?<!gets )(?<!getting )(?<!got )(?<!i'm )(?<!i am )"
                          r"\b(?:upbeat|bubbly|peppy|perky|energetic|high[- ]energy|enthusias\w*|excited|excitable|"
                          r"excitement|thrilled|exuberan\w*|hype[dy]?|gush\w*|breathless|zest\w*)\b"
@@ -274,6 +276,8 @@ _CUES: list[tuple[str, int, str]] = [
                           r"|\b(?:for|at) (?:an? )?(?:experts?|specialists?|professionals?|academics?|scholars?)\b"
                           r"|\bjargon\b|\bi(?:'m| am) (?:an? )?(?:expert|specialist|professional|academic)\b"),
     ("reading_grade", -1, r"\b(?:four|five|six|seven|eight|nine|ten|eleven|twelve|[4-9]|1[0-2])[- ]year[- ]olds?\b"
+                          r"|\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|1st|2nd|3rd|[4-8]th)[- ]"
+                          r"grade(?:rs?)?\b"
                           r"|\bdumb\w* (?:it |things |this |everything )?down\b"
                           r"|\bfor (?:a |an )?(?:complete |total |absolute )?(?:beginners?|novices?|newcomers?|"
                           r"layperson|laypeople|lay readers?|non-?experts?|kids?|children|child|outsiders?)\b"
@@ -288,7 +292,8 @@ _CUES: list[tuple[str, int, str]] = [
                      r"|\b(?:each|every) (?:section|part) (?:a|its own) (?:title|heading|header)\b"),
     ("headings", -1, r"\b(?:one|a single) (?:\w+ )?(?:continuous|unbroken|flowing|solid) (?:block|piece|stretch) of "
                      r"(?:text|prose)\b"),
-    ("summary", +1, r"(?<!not a )(?<!just a )(?<!only a )(?<!than a )(?<!\bin )\bsummar(?:y|ies)\b|'in summary'"
+    ("summary", +1, r"\btakeaways\b"
+                    r"|(?<!not a )(?<!just a )(?<!only a )(?<!than a )(?<!\bin )\bsummar(?:y|ies)\b|'in summary'"
                     r"|\bin conclusion\b|\b(?:a|an|short|brief|quick|closing|final|concluding) conclusion\b"
                     r"|\bconcluding\b|\brecap\w*|\bwrap[- ]?ups?\b"
                     r"|\bwrap\w* (?:it |things |everything |this )?up\b|\bsum\w* (?:it |things |everything |this )?up\b"
@@ -331,13 +336,15 @@ NEGATOR = re.compile(
     r"barely any|(?<!a )little|(?:could|can) do without|had enough of|had it with|(?:i'm|i am) (?:so )?over|"
     r"count me out|"
     r"pass on|done with|fed up with|forget\w*|omit\w*|exclud\w*|eliminat\w*|remov\w*|get rid of|do away with|"
+    r"nix\w*|scrap\w*|ax(?:e|es|ed|ing)?|bin the|toss(?:es|ed|ing)?(?! in\b)|strip(?:s|ped|ping)?(?![- ]down)|"
+    r"delet\w*|purg\w*|banish\w*|nuke|trash(?:es|ed|ing)?|"
     r"can't bear|cannot bear|can't take|cannot take|can't handle|loath\w*|despis\w*|abhor\w*|unhappy|"
     r"the last thing (?:i|we) (?:want|need)|who (?:needs|wants|asked for)|put off by|turned off by|"
     r"couldn't care less (?:about|for))\b"
 )  # fmt: skip
 COMPLAINT = re.compile(
     r"\b(?:put\w* me off|turn\w* me off|(?<!n't )(?<!not )(?:annoy\w*|bother\w*|irritat\w*)|"
-    r"(?:is|are) (?:a )?no[- ]go|(?:is|are) not "
+    r"(?:is|are) (?:a )?no[- ]go|(?:is|are) a (?:hard |big |firm )?no(?=\s*$)|(?:is|are) not "
     r"(?:welcome|wanted|needed|ok|okay|for me)|drive\w* me (?:crazy|nuts|mad)|get\w* old|(?:is|are) (?:tiresome|"
     r"grating|unbearable|a turn-off|the worst|overrated)|make\w* me (?:cringe|wince|stop reading)|irk\w*|(?:can|has to|"
     r"have to|must|needs? to) go|wear\w* thin|ruin\w*|no thanks|not my thing|deal[- ]?breakers?|useless|"

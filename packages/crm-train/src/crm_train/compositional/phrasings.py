@@ -230,7 +230,8 @@ def wish_development_set(n: int) -> list[Phrasing]:
     exclamation marks, headings and a closing summary, three older properties, VERSION 18; 27/28 a tone asked for
     in words and the reader a text is pitched at, VERSION 19; 29/30 a thing asked for in small amounts, "sparingly",
     "in moderation", "to a minimum", VERSION 20; 31/32 the thing as the subject and the turn in what is said of it,
-    "X should be avoided", "X aren't needed", VERSION 21)."""
+    "X should be avoided", "X aren't needed", VERSION 21; 33/34 words the lists lacked, "nix", "scrap", shouting,
+    takeaways, a school grade, VERSION 22)."""
     return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
@@ -271,6 +272,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, thirtieth set (small amounts)": wish_development_set(30),
             "wishes as typed, thirty-first set (the thing as the subject)": wish_development_set(31),
             "wishes as typed, thirty-second set (the thing as the subject)": wish_development_set(32),
+            "wishes as typed, thirty-third set (words the lists lacked)": wish_development_set(33),
+            "wishes as typed, thirty-fourth set (words the lists lacked)": wish_development_set(34),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
