@@ -541,16 +541,17 @@ def _normal(text: str) -> str:
 def _sign_in_clause(
     clause: str, start: int, end: int, base: int, spans: list[tuple[int, int]], sparing: bool = True
 ) -> int:
-    """The cue's base sign, turned round by each negator before it in its clause (outside every cue's span and
-    outside a more-idiom), by a complaint after it, and by one before it that frames it ("It bugs me when ...", "I
-    get irritated by ..."; a complaint right before it only narrows it: "boring narration"); "too X" asks for less
-    of X whatever negates it. A clause asking why turns it ("Why so much dialogue?"); so does an "over", "than" or
-    "prefer X to" before it ("Narration over dialogue."), and only the negators after that marker count for it.
-    "Only ... if" asks for less of it (`sparing`; not for a language, where the condition names the question's).
-    A turn after a comma about a pronoun speaks of it ("Dialogue, I could do without it.")."""
+    """The cue's base sign, turned round by each negator before it in its clause (outside every cue's span and outside a
+    more-idiom), by a complaint or a sending away after it ("... should be avoided": `SAID_OF_IT`), and by one before it
+    that frames it ("It bugs me when ...", "I get irritated by ..."; a complaint right before it only narrows it:
+    "boring narration"); "too X", "leave X out" and "X sparingly" (`SCARCE`) ask for less of X whatever negates it. A
+    clause asking why turns it ("Why so much dialogue?"); so does an "over", "than" or "prefer X to" before it
+    ("Narration over dialogue."), and only the negators after that marker count for it. "Only ... if" asks for less of
+    it (`sparing`; not for a language, where the condition names the question's). A turn after a comma about a pronoun
+    speaks of it ("Dialogue, I could do without it.")."""
     before = MORE_IDIOM.sub(lambda m: " " * len(m.group()), clause)[:start]  # "spare no", "not enough": no negator
-    if TOO.search(before) or OUT.match(clause[end:]) or SCARCE.match(clause[end:]):  # "can't have too many" is an
-        # idiom, not a "too"
+    # "too X", "X out", "X sparingly": less ("can't have too many" is an idiom, not a "too": blanked above)
+    if TOO.search(before) or OUT.match(clause[end:]) or SCARCE.match(clause[end:]):
         return -1 if base > 0 else base
     only = ONLY_IF.search(clause)
     if sparing and only and end <= only.end():  # the thing is asked for sparingly: less of it
