@@ -337,6 +337,19 @@ K = len(NAMES)
         ("No LinkedIn-speak.", "ai_prose", -1),
         ("Aim for a third-grade reading level.", "reading_grade", -1),
         ("Hammer home the key takeaway.", "repetition", +1),  # one takeaway repeated, not a closing summary
+        # VERSION 23: the thing judged by what is said of it, and a verdict after a complaint agreeing with it
+        ("Dialogue drags.", "dialogue", -1),
+        ("Dialogue isn't my cup of tea.", "dialogue", -1),
+        ("Characters talking feels stilted.", "dialogue", -1),
+        ("Spoken lines interrupt the flow.", "dialogue", -1),
+        ("Clichés are lazy.", "ai_prose", -1),
+        ("Refusing is never okay.", "nonanswer", -1),
+        ("I'd prefer you didn't decline.", "nonanswer", -1),
+        ("Headings chop the text up.", "headings", -1),
+        ("Dialogue is boring; leave it out.", "dialogue", -1),  # the command agrees with the complaint
+        ("I used to find dialogue boring, but not anymore.", "dialogue", +1),  # "not anymore" still turns
+        ("Dialogue brings a story to life.", "dialogue", +1),
+        ("Dialogue that is killing it.", "dialogue", +1),  # slang praise: no killing
     ],
 )
 def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop: str, sign: int):

@@ -78,6 +78,8 @@ READING_BANKS = [
     "wishes as typed, thirty-second set (the thing as the subject)",
     "wishes as typed, thirty-third set (words the lists lacked)",
     "wishes as typed, thirty-fourth set (words the lists lacked)",
+    "wishes as typed, thirty-fifth set (the thing judged)",
+    "wishes as typed, thirty-sixth set (the thing judged)",
     "third development",
     "fourth development",
     "fifth development",

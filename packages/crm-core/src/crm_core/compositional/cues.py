@@ -57,7 +57,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "22"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "23"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -340,7 +340,7 @@ NEGATOR = re.compile(
     r"delet\w*|purg\w*|banish\w*|nuke|trash(?:es|ed|ing)?|"
     r"can't bear|cannot bear|can't take|cannot take|can't handle|loath\w*|despis\w*|abhor\w*|unhappy|"
     r"the last thing (?:i|we) (?:want|need)|who (?:needs|wants|asked for)|put off by|turned off by|"
-    r"couldn't care less (?:about|for))\b"
+    r"couldn't care less (?:about|for)|(?:rather|prefer)(?: it if)? you (?:didn't|did not|wouldn't|would not|never))\b"
 )  # fmt: skip
 COMPLAINT = re.compile(
     r"\b(?:put\w* me off|turn\w* me off|(?<!n't )(?<!not )(?:annoy\w*|bother\w*|irritat\w*)|"
@@ -352,6 +352,14 @@ COMPLAINT = re.compile(
     r"(?:(?:is|are) a )?hard pass|(?:is|are) a pass|unnecessary|needless|superfluous|overkill|excessive|tedious|"
     r"cheesy|tacky|gimmicky|corny|cring\w*|childish|unprofessional|off-?putting|distract\w*|clutter\w*|"
     r"amateurish|juvenile|immature|cheapen\w*|(?:a bit|a little|way|far) much|"
+    r"(?:doesn't|does not|don't|do not) interest me|(?:isn't|aren't|is not|are not|not) my cup of tea|"
+    r"slow\w* (?:\w+ ){0,2}?down|drag(?:s|ged|ging)?(?!\s+(?:and|&) drop)|kill(?:s|ed|ing)?(?! it\b)|"
+    r"(?<!n't )(?<!not )(?<!never )(?:feel|feels|felt|sound|sounds|read|reads|look|looks|seem|seems|comes? across as)"
+    r" (?:so |too |very |a bit |kind of )?(?:forced|fake|artificial|stilted|wooden|clunky|unnatural|contrived)|"
+    r"(?<!n't )(?<!not )lazy|(?:is|are) never (?:ok|okay|acceptable|fine|alright|good|the answer|an option)|"
+    r"(?:break\w*(?: up)?|interrupt\w*|disrupt\w*) (?:the|my) (?:flow|rhythm|reading|immersion|momentum|pace)|"
+    r"chop\w* (?:\w+ ){0,3}?up|pad(?:s|ded|ding)? (?:\w+ ){0,2}?out|(?:is|are) (?:just )?padding|fill\w* space|"
+    r"a sign of (?:bad|lazy|poor|weak|sloppy) writing|"
     r"get\w* in the way|waste of (?:space|time|words|my time)|waste\w* (?:my|your|the reader's|our) time|"
     r"make\w* (?:answers?|it|them|things|everything|responses?|replies) worse|"
     r"make\w* (?:it|them|answers?|everything) (?:feel|look|read|sound) (?:fake|stiff|cluttered|like a (?:report|manual|"
@@ -589,6 +597,7 @@ def read_cues(text: str) -> CueReading | None:
     or its cues disagree."""
     found: set[tuple[str, int]] = set()
     last: set[tuple[str, int]] = set()  # the previous clause's readings: a verdict clause after it turns them
+    complained = False  # the previous clause complained of its thing already: a verdict after it agrees
     past = False  # the previous clause said what the visitor used to want, turned already
     for clause in CLAUSE.split(_normal(text)):
         if NOT_OURS.search(clause):
@@ -601,8 +610,9 @@ def read_cues(text: str) -> CueReading | None:
         about_it = None if matches or not last else ABOUT_IT.fullmatch(clause.strip(" ,"))
         if not matches and last and (VERDICT.fullmatch(clause.strip(" ,")) or ANYMORE.fullmatch(clause)
                                      or (about_it and _turns_about_it(about_it) % 2)):  # fmt: skip
-            if not past or not ANYMORE.fullmatch(clause):  # "I used to like emoji, but not anymore.": turned once
-                found -= last  # "Emoji? Hard pass.", "Stock phrases: I can do without them."
+            agrees = complained and not ANYMORE.fullmatch(clause)  # "Dialogue is boring; leave it out."
+            if (not past or not ANYMORE.fullmatch(clause)) and not agrees:  # "I used to like emoji, but not
+                found -= last  # anymore.": turned once; "Emoji? Hard pass.", "Stock phrases: I can do without them."
                 found |= {(prop, -sign) for prop, sign in last}
             last = set()
             continue
@@ -614,6 +624,7 @@ def read_cues(text: str) -> CueReading | None:
             last.add((prop, _sign_in_clause(clause, a, b, sign, spans)))
         if WORD_UNIT.search(clause):
             last = {("lexical_variety", -sign) if prop == "repetition" else (prop, sign) for prop, sign in last}
+        complained = bool(COMPLAINT.search(clause) or SAID_OF_IT.search(clause) or TRAILING.search(clause))
         past = bool(USED_TO.search(clause))
         if past:  # no longer wanted
             last = {(prop, -sign) for prop, sign in last}

@@ -231,7 +231,8 @@ def wish_development_set(n: int) -> list[Phrasing]:
     in words and the reader a text is pitched at, VERSION 19; 29/30 a thing asked for in small amounts, "sparingly",
     "in moderation", "to a minimum", VERSION 20; 31/32 the thing as the subject and the turn in what is said of it,
     "X should be avoided", "X aren't needed", VERSION 21; 33/34 words the lists lacked, "nix", "scrap", shouting,
-    takeaways, a school grade, VERSION 22)."""
+    takeaways, a school grade, VERSION 22; 35/36 the thing judged by what is said of it, "X drags", "X are lazy",
+    VERSION 23)."""
     return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
@@ -274,6 +275,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, thirty-second set (the thing as the subject)": wish_development_set(32),
             "wishes as typed, thirty-third set (words the lists lacked)": wish_development_set(33),
             "wishes as typed, thirty-fourth set (words the lists lacked)": wish_development_set(34),
+            "wishes as typed, thirty-fifth set (the thing judged)": wish_development_set(35),
+            "wishes as typed, thirty-sixth set (the thing judged)": wish_development_set(36),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
