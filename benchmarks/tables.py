@@ -115,7 +115,7 @@ PREVIOUS_CRITERIA = (
     "Previous stop: the same folder with the previous stop's crm.json (`gate_slope_reference` 0: brevity forgiven at "
     "AlpacaEval's rate on every bench; now none on creative, whose quality term charges nothing for length), both "
     "columns on this machine's embedding store; only the anti-cliché rows move (docs/experiments.md). The word lists "
-    "of VERSION 20-23 read none of these wishes differently."
+    "of VERSION 20-24 read none of these wishes differently."
 )
 
 
@@ -129,7 +129,7 @@ PREVIOUS_JUDGE = (
     'read as fewer headings, "Close with a brief summary." as brevity, "Feel free to use specialist terminology." as '
     "a lower grade): cues VERSION 16, now 19 (docs/experiments.md). The judge report's rows read no sentence "
     "differently and are the committed runs (the previous column there: 79e4953). The twenty-fourth stop's changes "
-    "move no row: cues VERSION 20-23 read no validation sentence differently, and the length slope scaled to a bench's "
+    "move no row: cues VERSION 20-24 read no validation sentence differently, and the length slope scaled to a bench's "
     "quality term leaves AlpacaEval as served (its slope, 0.159 on the default models and 0.176 with the twins, is "
     "the reference or above it)."
 )

@@ -350,6 +350,17 @@ K = len(NAMES)
         ("I used to find dialogue boring, but not anymore.", "dialogue", +1),  # "not anymore" still turns
         ("Dialogue brings a story to life.", "dialogue", +1),
         ("Dialogue that is killing it.", "dialogue", +1),  # slang praise: no killing
+        # VERSION 24: the thing taken up by a pronoun knows every turn its own clause knows
+        ("Exclamation marks: use them sparingly.", "exclamations", -1),
+        ("Headings? Use them rarely.", "headings", -1),
+        ("Jargon, use it in moderation.", "reading_grade", -1),
+        ("Dialogue, I'd keep it minimal.", "dialogue", -1),
+        ("Dialogue: it drags.", "dialogue", -1),
+        ("Exclamation marks? They look amateurish.", "exclamations", -1),
+        ("Exclamation marks? They aren't needed.", "exclamations", -1),
+        ("Dialogue: I find it boring.", "dialogue", -1),
+        ("Dialogue? It's fine.", "dialogue", +1),  # said of it, but no turn
+        ("Headings? Use them everywhere.", "headings", +1),
     ],
 )
 def test_a_wish_is_read_by_its_words_with_negation_and_idiom(sentence: str, prop: str, sign: int):

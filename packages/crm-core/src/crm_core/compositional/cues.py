@@ -57,7 +57,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "23"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "24"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -416,14 +416,15 @@ FRAMES = re.compile(r"\b(?:when|whenever|if|by|with|of|about|is|are|was|were|tha
 TOO_WORD = re.compile(r"\btoo\b")  # a "too" anywhere decides the amount: no framing reads past it
 TOO = re.compile(r"\btoo(?: much| many)?\s*$")  # "too long", "not too long": less, whatever negates it
 # "leave the dialogue out", "keep jargon out", "keep big words to a minimum", "jargon-free": less, as "too" is
-OUT = re.compile(r"\s+(?:out(?! loud)|to (?:a|the)(?: bare| absolute)? minimum|in check|at bay)\b|[- ]free\b(?! to\b)")
+MINIMUM = r"to (?:a|the)(?: bare| absolute)? minimum"
+OUT = re.compile(rf"\s+(?:out(?! loud)|{MINIMUM}|in check|at bay)\b|[- ]free\b(?! to\b)")
 # a thing asked for in small amounts, after it and at most one more word of it ("Keep exclamation marks to a
 # minimum.", "Use jargon sparingly.", "Technical terms should be rare.", "One exclamation mark is plenty."): less, as
 # "too" is
 SCARCE = re.compile(
     r"(?:\s+(?!(?:and|or|but|not|if|when|unless|is|are|should|must|to|in|for|only|kept|be)\b)[\w'-]+)?"
     r"(?:\s+(?:is|are|should be|must be|to be|needs? to be|ought to be))?(?:\s+kept)?"
-    r"\s+(?:only )?(?:sparingly|in moderation|to (?:a|the)(?: bare| absolute)? minimum|minimal|"
+    rf"\s+(?:only )?(?:sparingly|in moderation|{MINIMUM}|minimal|"
     r"few(?: and far between)?|rare|sparse|scarce|rarely|seldom|occasionally|at (?:the )?most|plenty(?! of)|"
     r"enough(?! to| of)|"
     r"for when (?:it|they|you) (?:\w+ )?(?:matters?|counts?|needs? (?:it|them)|helps?))\b"
@@ -481,10 +482,14 @@ CONTRAST = re.compile(
 # "Quoted speech: keep it to a minimum."): the turn speaks of the thing. After a comma or a dash in its clause
 # (`TAKEN_UP`), or as a clause of its own after the thing's (`ABOUT_IT`); only after "I", "we", "please" or a command
 ABOUT_IT = re.compile(r"(?:(?:honestly|frankly|really|personally|truly|just|so),?\s+)?(?P<turn>(?:(?:i|we)\b|please\b|"
-                      r"spare\b|keep\b|leave\b|drop\b|lose\b|ditch\b|skip\b|cut\b|avoid\b)[^,]*?)\s+"
+                      r"spare\b|keep\b|leave\b|drop\b|lose\b|ditch\b|skip\b|cut\b|avoid\b|use\b|go\b|limit\b|restrict\b|"
+                      r"save\b|reserve\b)[^,]*?)\s+"
                       r"(?:it|them|those|these)\b(?P<rest>[^,]*)")  # fmt: skip
 TAKEN_UP = re.compile(r"(?:,|\s[-\u2013\u2014])\s*" + ABOUT_IT.pattern + "$")
 KEEP = re.compile(r"(?:please )?(?:keep|leave)\b")
+# a clause whose subject is the thing before it, by a pronoun ("Dialogue: it drags.", "Exclamation marks? They look
+# amateurish."): what is said of it turns it as it would in the thing's own clause
+SAID_OF_PRONOUN = re.compile(r"(?:it|they|these|those|that)(?P<rest>\b.*)")
 # "only ... if / when / unless": the thing asked for sparingly, less of it ("Only use dialogue if the scene needs it.")
 ONLY_IF = re.compile(r"\bonly\b(?:\s+[\w'-]+){0,6}?\s+(?:if|when|whenever|where|unless)\b")
 # what the visitor used to want, said to set it against what they want now ("I used to skip dialogue, but now I want
@@ -576,19 +581,24 @@ def _sign_in_clause(
             before = before[:a] + " " * (min(b, start) - a) + before[min(b, start) :]
     framing = sum(bool(FRAMES.search(before[m.end() :])) for m in COMPLAINT.finditer(before))
     after = clause[end:]
-    turns_after = len(COMPLAINT.findall(after)) + len(TRAILING.findall(after)) + len(SAID_OF_IT.findall(after))
-    flips = len(NEGATOR.findall(before)) + turns_after + framing
+    flips = len(NEGATOR.findall(before)) + _turns_after(after) + framing
     taken_up = TAKEN_UP.search(after)
     if taken_up:  # "Dialogue, I could do without it.": the turn after the comma speaks of the thing
         flips += _turns_about_it(taken_up)
     return base * (-1) ** flips
 
 
+def _turns_after(text: str) -> int:
+    """How many times what is said after a thing turns it: complaints ("... annoys me"), a sending away ("... should
+    be avoided") and a closing "and I hate it"."""
+    return len(COMPLAINT.findall(text)) + len(TRAILING.findall(text)) + len(SAID_OF_IT.findall(text))
+
+
 def _turns_about_it(match: re.Match) -> int:
     """How many times a turn that takes a thing up by a pronoun turns it (`ABOUT_IT`): its negators outside
-    idioms of liking, and a "keep / leave it out" or "to a minimum"."""
+    idioms of liking, and a "keep / leave it out" or an amount kept small ("use them sparingly")."""
     turn = MORE_IDIOM.sub(" ", match["turn"])
-    kept_out = bool(KEEP.match(turn) and OUT.match(match["rest"]))  # "keep it to a minimum", "leave them out"
+    kept_out = bool(KEEP.match(turn) and OUT.match(match["rest"])) or bool(SCARCE.match(match["rest"]))
     return len(NEGATOR.findall(turn)) + kept_out
 
 
@@ -608,8 +618,10 @@ def read_cues(text: str) -> CueReading | None:
         if only:  # what follows "only ... if" is the condition, not the wish ("Only add headings when it is long.")
             matches = [m for m in matches if m[0] < only.end()]
         about_it = None if matches or not last else ABOUT_IT.fullmatch(clause.strip(" ,"))
-        if not matches and last and (VERDICT.fullmatch(clause.strip(" ,")) or ANYMORE.fullmatch(clause)
-                                     or (about_it and _turns_about_it(about_it) % 2)):  # fmt: skip
+        said = None if matches or not last or about_it else SAID_OF_PRONOUN.fullmatch(clause.strip(" ,"))
+        turns = (_turns_about_it(about_it) + _turns_after(about_it["rest"]) if about_it
+                 else _turns_after(said["rest"]) + bool(SCARCE.match(said["rest"])) if said else 0)  # fmt: skip
+        if not matches and last and (VERDICT.fullmatch(clause.strip(" ,")) or ANYMORE.fullmatch(clause) or turns % 2):
             agrees = complained and not ANYMORE.fullmatch(clause)  # "Dialogue is boring; leave it out."
             if (not past or not ANYMORE.fullmatch(clause)) and not agrees:  # "I used to like emoji, but not
                 found -= last  # anymore.": turned once; "Emoji? Hard pass.", "Stock phrases: I can do without them."
