@@ -80,6 +80,8 @@ READING_BANKS = [
     "wishes as typed, thirty-fourth set (words the lists lacked)",
     "wishes as typed, thirty-fifth set (the thing judged)",
     "wishes as typed, thirty-sixth set (the thing judged)",
+    "wishes as typed, thirty-seventh set (more, by its absence)",
+    "wishes as typed, thirty-eighth set (more, by its absence)",
     "third development",
     "fourth development",
     "fifth development",

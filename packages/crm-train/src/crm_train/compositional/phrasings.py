@@ -232,7 +232,8 @@ def wish_development_set(n: int) -> list[Phrasing]:
     "in moderation", "to a minimum", VERSION 20; 31/32 the thing as the subject and the turn in what is said of it,
     "X should be avoided", "X aren't needed", VERSION 21; 33/34 words the lists lacked, "nix", "scrap", shouting,
     takeaways, a school grade, VERSION 22; 35/36 the thing judged by what is said of it, "X drags", "X are lazy",
-    VERSION 23)."""
+    VERSION 23; 37/38 more of an older property said through its absence or a holding back negated, "Answers
+    without emoji feel cold.", "Don't skimp on the numbers.", and exclamation marks by their sign, VERSION 25)."""
     return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
@@ -277,6 +278,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, thirty-fourth set (words the lists lacked)": wish_development_set(34),
             "wishes as typed, thirty-fifth set (the thing judged)": wish_development_set(35),
             "wishes as typed, thirty-sixth set (the thing judged)": wish_development_set(36),
+            "wishes as typed, thirty-seventh set (more, by its absence)": wish_development_set(37),
+            "wishes as typed, thirty-eighth set (more, by its absence)": wish_development_set(38),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
