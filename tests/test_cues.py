@@ -550,6 +550,50 @@ def test_a_wish_asked_through_a_negating_idiom_gives_the_thing_it_names(sentence
     assert liked_core(sentence) == core
 
 
+@pytest.mark.parametrize(
+    ("sentence", "core"),
+    [
+        ("Don't skip the caveats.", "the caveats"),  # a negator right before another
+        ("Please don't ever leave out the tables.", "please ever the tables"),
+        ("Answers without emoji feel cold.", "answers emoji"),  # an absence called bad, its object gone with it
+        ("Answers with no code blocks frustrate me.", "answers with code blocks"),
+        ("A comparison with no table is hard to follow.", "a comparison with table is"),
+        ("I dislike answers that leave out the caveats.", "i answers that the caveats"),  # a dislike framing it
+        ("I hate answers without tables.", "i answers tables"),
+        ("Avoid emoji because they annoy me.", None),  # a command and its reason: less, as before
+        ("No emoji, they annoy me.", None),
+        ("Stop apologizing, don't grovel.", None),  # two commands, not one turning the other
+        ("Avoid tables when they are unnecessary.", None),
+        ("Answers without emoji feel fine.", None),  # one turn: unwanted, as before
+    ],
+)
+def test_two_turns_that_cancel_give_the_thing_as_a_liking(sentence: str, core: str | None):
+    """VERSION 25 (development set 37): a wish for more of a thing said through its absence or a negated leaving out
+    ("Answers without emoji feel cold.", "Don't skip the caveats.") was read by the readers, who hear the negator,
+    as a wish for less."""
+    assert liked_core(sentence) == core
+    assert framed_core(sentence) is None or core is None
+
+
+@pytest.mark.parametrize(
+    ("sentence", "sign"),
+    [
+        ("No '!' please.", -1),
+        ("Drop the !s.", -1),
+        ("Don't be afraid of a ! or two.", +1),
+        ("Don't exclaim.", -1),
+        ("Fewer bangs.", -1),
+    ],
+)
+def test_exclamation_marks_named_by_their_sign_are_read(sentence: str, sign: int):
+    assert read_cues(sentence) == CueReading("exclamations", sign)
+
+
+def test_an_exclamation_mark_ending_a_sentence_is_no_wish():
+    assert read_cues("Wow! Great.") is None
+    assert read_cues("Use tables!") is None
+
+
 def test_a_framed_wish_is_turned_by_the_reading_of_its_thing():
     from crm_core.compositional.scorer import turned
 

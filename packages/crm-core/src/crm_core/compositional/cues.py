@@ -26,6 +26,7 @@ please." as quotes (the nearest older property). This reader is a short, documen
   names is no wish), and what one "used
   to" want is no longer wanted ("I used to skip dialogue, but now I want lots of it.");
 - repeating single words ("a word used twice", "don't duplicate words") is word variety, turned, not repetition;
+- an exclamation mark named by its sign is read as its name ("No '!' please.", "Drop the !s.");
 - a wish that names languages is read by which it gives the question and which the answer: an answer in another
   language than the question's, or one held whatever the question's is, is more of `other_language` ("English
   replies to my Finnish messages", "Answer in English, whichever language I ask in."); the question's given back
@@ -46,8 +47,9 @@ family (CompositionalHeads.criteria_side; crm.json `cue_reader`).
 
 The same turns serve every property once more (`framed_core`): a one-clause wish framed as unwanted gives the thing it
 names without its framing, which the scorer reads as a liking and turns round (crm.json `framing_reader`); one that
-asks for its thing through an idiom with a negator in it ("I wouldn't mind tables.") gives the thing without the
-idiom, read as a liking as it stands (`liked_core`, crm.json `liked_framing`).
+asks for its thing through an idiom with a negator in it ("I wouldn't mind tables.") or through two turns that cancel
+("Don't skip the caveats.", "Answers without emoji feel cold.", "I hate answers without tables.") gives the thing
+without them, read as a liking as it stands (`liked_core`, crm.json `liked_framing`).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "24"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "25"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -258,7 +260,8 @@ _CUES: list[tuple[str, int, str]] = [
     # four older properties the readers read worst by the validation bank's counts (docs/experiments.md, VERSION 18
     # and 19)
     # a tone in words counts as exclamation marks, but an eager opener is `greeting` and "I get excited when" a liking
-    ("exclamations", +1, r"\bexclamat\w*|\bshout(?:s|ed|ing|y)?\b(?!-? ?outs?\b)|\bexcitable punctuation\b"
+    ("exclamations", +1, r"\bexclamat\w*|\bexclaim\w*|\bbangs\b|\bshout(?:s|ed|ing|y)?\b(?!-? ?outs?\b)"
+                         r"|\bexcitable punctuation\b"
                          r"|\byell(?:s|ed|ing|y)?\b|\bover-?excit\w*"
                          r"|\bscream(?:s|ed|ing|y)?\b(?! (?:of )?(?:ai|a\.i\.|chatbot|machine|robot|bot|gpt|llm)\b)"
                          r"|(?<!open )(?<!opens )(?<!get )(?<!gets )(?<!getting )(?<!got )(?<!i'm )(?<!i am )"
@@ -319,7 +322,8 @@ NOT_OURS = re.compile(r"\bdisclaimer|\bas an ai\b|\bbeing an ai\b|\byou(?:'re| a
                       r"\bparagraphs?\b|\bbullet|\bconversational\b")  # fmt: skip
 NEGATOR = re.compile(
     r"\b(?!no-(?:frills|nonsense)\b)(?:no|not|never|nothing|none|nobody|no one|without|avoid\w*|skip\w*|stop\w*|"
-    r"quit\w*|cut\w*|drop\w*|less|fewer|"
+    r"quit\w*|cut\w*|drop\w*|less|fewer|unmentioned|"
+    r"(?<!they're )(?<!they are )(?<!it's )(?<!it is )missing(?! the point)|"  # not "I miss X when they're missing"
     r"(?<!for )(?<!of )(?<!spread )(?<!spreading )(?<!promote )(?<!promoting )hat(?:e|es|ed|ing)(?! speech| content)|"
     r"dislike\w*|detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare me|free of|"
     r"minus|ditch\w*|lose the|"
@@ -352,6 +356,9 @@ COMPLAINT = re.compile(
     r"(?:(?:is|are) a )?hard pass|(?:is|are) a pass|unnecessary|needless|superfluous|overkill|excessive|tedious|"
     r"cheesy|tacky|gimmicky|corny|cring\w*|childish|unprofessional|off-?putting|distract\w*|clutter\w*|"
     r"amateurish|juvenile|immature|cheapen\w*|(?:a bit|a little|way|far) much|"
+    r"(?<!n't )(?<!not )(?:feel|feels|felt|look|looks|seem|seems|sound|sounds|read|reads|is|are|comes? across as)"
+    r" (?:so |too |very |a bit |kind of |rather )?(?:cold|flat|thin|bland|lifeless|sterile|rude|vague|hollow|"
+    r"unfinished)|hard to (?:scan|follow|verify|trust|skim|navigate|parse|check|digest|take in)|"
     r"(?:doesn't|does not|don't|do not) interest me|(?:isn't|aren't|is not|are not|not) my cup of tea|"
     r"slow\w* (?:\w+ ){0,2}?down|drag(?:s|ged|ging)?(?!\s+(?:and|&) drop)|kill(?:s|ed|ing)?(?! it\b)|"
     r"(?<!n't )(?<!not )(?<!never )(?:feel|feels|felt|sound|sounds|read|reads|look|looks|seem|seems|comes? across as)"
@@ -396,7 +403,7 @@ MORE_IDIOM = re.compile(r"\bspare no\b|\bdon't hold back(?: on)?\b|\bdo not hold
                         r"cannot) hurt\b|\bno harm in\b|\bwhy not\b|\b(?:never|not) (?:nearly )?enough\b"
                         r"|\bcan(?:'t|not| never) have (?:too much|too many|enough)\b|\btoo (?:few|little)\b"
                         r"|\b(?:can't|cannot|couldn't|could not|wouldn't|would not) (?:do|live|be) without\b"
-                        r"|\b(?:don't|do not|never) forget\b|\b(?:don't|do not) be (?:shy|afraid)\b"
+                        r"|\b(?:don't|do not|never) forget\b|\b(?:don't|do not) be (?:shy|afraid|stingy|sparing)\b"
                         r"|\b(?:empty|incomplete|lacking|bare|hollow|poorer|worse|flat|dull|lost|nothing) "
                         r"without\b")  # fmt: skip
 # a clause that is a complaint alone, about the clause before it ("Emoji? Hard pass.", "Dialogue: a pet peeve of
@@ -547,8 +554,13 @@ class CueReading:
     sign: int  # +1: more of the property wins
 
 
+# an exclamation mark named by its sign ("No '!' please.", "Drop the !s."), not ending a sentence: read as its name
+SIGN = re.compile(r"(?:(?<=[\s'\"(\u201c])|^)!+(?=[\s'\"),.;:?\u201d]|s\b|$)")
+
+
 def _normal(text: str) -> str:
-    return text.lower().replace("\u2019", "'").replace("\u2018", "'").replace("n\u2019t", "n't")
+    text = text.lower().replace("\u2019", "'").replace("\u2018", "'").replace("n\u2019t", "n't")
+    return SIGN.sub(" exclamation marks ", text)
 
 
 def _sign_in_clause(
@@ -679,16 +691,58 @@ def framed_core(text: str) -> str | None:
     return _core(kept)
 
 
+# two turns in one clause that cancel into a liking of their thing (`liked_core`): a negator right before another
+# ("Don't skip the caveats.", "Don't ever leave out the numbers."); the thing's absence, inside the clause, called bad
+# ("Answers without emoji feel cold.", "A comparison with no table is hard to follow."); or a dislike that frames a
+# leaving out or an absence ("I dislike answers that leave out the caveats.", "I hate answers without tables."). A
+# command and its reason ("Avoid emoji because they annoy me.", "No emoji, they annoy me.") is none of these.
+BETWEEN_NEGATORS = re.compile(r"\s*(?:(?:ever|even|you|to|be|need|needs|try|bother|just|please|so|much as)\s+)*")
+ABSENT = re.compile(
+    r"(?<=\w )(?:without|with (?:no|nothing|zero)\b|missing|leav\w* out|omit|skip|"
+    r"(?:go|goes|went|left) unmentioned)"
+)
+DISLIKE = re.compile(r"hat|dislike|detest|can't stand|cannot stand|loath|despis|abhor")
+RELATIVE = re.compile(r"\b(?:that|which|who|when|whenever|if)\b")
+REASON = re.compile(r"\b(?:because|since|as|they|it|them|these|those|they're|it's|which)\b")
+
+
+def _turns_cancel(clause: str) -> bool:
+    """Whether a clause's two turns cancel into a liking of what it names (`BETWEEN_NEGATORS`, `ABSENT`, `DISLIKE`)."""
+    turns = sorted([(m.start(), m.end(), False) for m in NEGATOR.finditer(clause)]
+                   + [(m.start(), m.end(), True) for m in COMPLAINT.finditer(clause)])  # fmt: skip
+    if len(turns) != 2 or turns[1][0] < turns[0][1]:
+        return False
+    (a1, b1, complaint1), (a2, _, complaint2) = turns
+    between = clause[b1:a2]
+    if not complaint1 and not complaint2 and BETWEEN_NEGATORS.fullmatch(between):  # "don't skip"
+        return True
+    if not complaint1 and complaint2 and _absent_at(clause, a1) and not REASON.search(between):
+        return True  # "answers without emoji feel cold"
+    first = clause[a1:b1]  # "I dislike answers that leave out ...", "I hate answers without tables."
+    framing = complaint1 or bool(DISLIKE.match(first))
+    return not complaint2 and framing and bool(RELATIVE.search(between) or _absent_at(clause, a2))
+
+
+def _absent_at(clause: str, start: int) -> bool:
+    """Whether the negator at `start` says the thing is absent ("without", "with no": it matches at "no")."""
+    return bool(ABSENT.match(clause, start) or ABSENT.match(clause, max(start - 5, 0)))
+
+
 def liked_core(text: str) -> str | None:
     """Where a one-clause wish asks for what it names through an idiom that holds a negator and no other turn ("I
     wouldn't mind emoji.", "There's never enough detail.", "Answers feel empty without tables.", "Why not add a
-    table?"): the clause without the idiom, which the scorer reads as a liking as it stands (crm.json
+    table?"), or through two turns that cancel ("Don't skip the caveats.", "Answers without emoji feel cold.",
+    `_turns_cancel`): the clause without the idiom, which the scorer reads as a liking as it stands (crm.json
     `liked_framing`); else None. The readers hear the idiom's "not" or "never" as a turn."""
     clauses = _clauses(text)
     if len(clauses) != 1:
         return None
     kept = MORE_IDIOM.sub(" ", clauses[0])  # "never too many" is the idiom; a "too" left over decides
-    if kept == clauses[0] or any(p.search(kept) for p in (TOO_WORD, NEGATOR, COMPLAINT, AMOUNT)):
+    if TOO_WORD.search(kept) or AMOUNT.search(kept):
+        return None
+    if _turns_cancel(kept):
+        return _core(kept)
+    if kept == clauses[0] or NEGATOR.search(kept) or COMPLAINT.search(kept):
         return None
     return _core(kept)
 
@@ -702,6 +756,7 @@ def _core(clause: str) -> str | None:
     """The clause with its turning words taken out: the thing it names, as the readers would read a liking of it."""
     core = COMPLAINT.sub(" ", NEGATOR.sub(" ", clause))
     core = re.sub(r"\s+", " ", core).strip(" ,-\u2013\u2014")
+    core = re.sub(r"\s+(?:to )?me$", "", core)  # "... annoy me": the complaint's object goes with it
     return core if re.search(r"\w", core) else None
 
 
