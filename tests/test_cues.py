@@ -565,6 +565,8 @@ def test_a_wish_asked_through_a_negating_idiom_gives_the_thing_it_names(sentence
         ("Stop apologizing, don't grovel.", None),  # two commands, not one turning the other
         ("Avoid tables when they are unnecessary.", None),
         ("Answers without emoji feel fine.", None),  # one turn: unwanted, as before
+        ("I can't stand emoji without purpose.", None),  # no answer the emoji are missing from
+        ("Do without needless apologizing.", None),
     ],
 )
 def test_two_turns_that_cancel_give_the_thing_as_a_liking(sentence: str, core: str | None):

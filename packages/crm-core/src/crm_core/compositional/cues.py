@@ -702,6 +702,12 @@ ABSENT = re.compile(
     r"(?:go|goes|went|left) unmentioned)"
 )
 DISLIKE = re.compile(r"hat|dislike|detest|can't stand|cannot stand|loath|despis|abhor")
+HOLDER = re.compile(
+    r"\b(?:answers?|replies|reply|responses?|texts?|writing|prose|explanations?|code|comparisons?|"
+    r"stor(?:y|ies)|essays?|articles?|posts?|arguments?|guides?|lists?|pieces?|ones?|anything|descriptions?|"
+    r"narration|content|output|"
+    r"something|\w+ing)\b(?:\s+[\w'-]+){0,2}\s+$"
+)  # what the thing is absent from, just before
 RELATIVE = re.compile(r"\b(?:that|which|who|when|whenever|if)\b")
 REASON = re.compile(r"\b(?:because|since|as|they|it|them|these|those|they're|it's|which)\b")
 
@@ -724,8 +730,10 @@ def _turns_cancel(clause: str) -> bool:
 
 
 def _absent_at(clause: str, start: int) -> bool:
-    """Whether the negator at `start` says the thing is absent ("without", "with no": it matches at "no")."""
-    return bool(ABSENT.match(clause, start) or ABSENT.match(clause, max(start - 5, 0)))
+    """Whether the negator at `start` says the thing is absent from an answer or a piece of one ("answers without",
+    "a comparison with no": it matches at "no"); "emoji without purpose" is no absence of emoji."""
+    absent = ABSENT.match(clause, start) or ABSENT.match(clause, max(start - 5, 0))
+    return bool(absent and HOLDER.search(clause[: absent.start()]))
 
 
 def liked_core(text: str) -> str | None:
