@@ -115,23 +115,21 @@ PREVIOUS_CRITERIA = (
     "Previous stop: the same folder with the previous stop's crm.json (`gate_slope_reference` 0: brevity forgiven at "
     "AlpacaEval's rate on every bench; now none on creative, whose quality term charges nothing for length), both "
     "columns on this machine's embedding store; only the anti-cliché rows move (docs/experiments.md). The word lists "
-    "of VERSION 20-24 read none of these wishes differently."
+    "of VERSION 20-25 read none of these wishes differently."
 )
 
 
-# the judge table's report-card rows (its first six) were measured again at the twenty-third stop, whose word lists
-# read more older-property wishes held out; the judge report's rows read no sentence differently, as committed
+# the judge table's report-card rows (its first six) were measured again at the twenty-fifth stop, whose word lists
+# read exclamation marks named by their sign and more of a thing said through its absence; the judge report's rows
+# read no sentence differently, as committed
 PREVIOUS_JUDGE = (
-    "Previous stop: the same folder run by the previous stop's code (eee7a6a), the report card's rows (the first "
-    "six) measured again this stop with both columns on this machine's embedding store (its vectors differ from the "
-    "earlier runs' in float noise: the general board vs LC 0.733 there, 0.730 here). Its word lists knew no words for "
-    'exclamation marks, headings, a closing summary or the reading grade ("Break it into sections with headings." '
-    'read as fewer headings, "Close with a brief summary." as brevity, "Feel free to use specialist terminology." as '
-    "a lower grade): cues VERSION 16, now 19 (docs/experiments.md). The judge report's rows read no sentence "
-    "differently and are the committed runs (the previous column there: 79e4953). The twenty-fourth stop's changes "
-    "move no row: cues VERSION 20-24 read no validation sentence differently, and the length slope scaled to a bench's "
-    "quality term leaves AlpacaEval as served (its slope, 0.159 on the default models and 0.176 with the twins, is "
-    "the reference or above it)."
+    "Previous stop: the same folder run by the previous stop's code (693e844), the report card's rows (the first "
+    "six) measured again this stop with both columns on this machine's embedding store. Its word lists (cues VERSION "
+    "24) knew exclamation marks by their name but not by their sign (\"No '!' please.\" read as fewer greetings) and "
+    "read a wish for more of a thing said through its absence as one for less (\"Answers without emoji feel cold.\", "
+    "\"Don't skip the caveats.\"): VERSION 25 (docs/experiments.md). The judge report's rows read no sentence "
+    "differently (its wishes, by training/experiments/cue_diff.py) and are the committed runs (the previous column "
+    "there: 79e4953)."
 )
 
 
