@@ -82,6 +82,8 @@ READING_BANKS = [
     "wishes as typed, thirty-sixth set (the thing judged)",
     "wishes as typed, thirty-seventh set (more, by its absence)",
     "wishes as typed, thirty-eighth set (more, by its absence)",
+    "wishes as typed, thirty-ninth set (a dislike denied, you keep)",
+    "wishes as typed, fortieth set (a dislike denied, you keep)",
     "third development",
     "fourth development",
     "fifth development",

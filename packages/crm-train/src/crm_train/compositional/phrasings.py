@@ -233,7 +233,8 @@ def wish_development_set(n: int) -> list[Phrasing]:
     "X should be avoided", "X aren't needed", VERSION 21; 33/34 words the lists lacked, "nix", "scrap", shouting,
     takeaways, a school grade, VERSION 22; 35/36 the thing judged by what is said of it, "X drags", "X are lazy",
     VERSION 23; 37/38 more of an older property said through its absence or a holding back negated, "Answers
-    without emoji feel cold.", "Don't skimp on the numbers.", and exclamation marks by their sign, VERSION 25)."""
+    without emoji feel cold.", "Don't skimp on the numbers.", and exclamation marks by their sign, VERSION 25; 39/40 a dislike denied, "Emoji never bother me.", and
+    what the answers keep doing, "You keep repeating yourself.", VERSION 26)."""
     return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
@@ -280,6 +281,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, thirty-sixth set (the thing judged)": wish_development_set(36),
             "wishes as typed, thirty-seventh set (more, by its absence)": wish_development_set(37),
             "wishes as typed, thirty-eighth set (more, by its absence)": wish_development_set(38),
+            "wishes as typed, thirty-ninth set (a dislike denied, you keep)": wish_development_set(39),
+            "wishes as typed, fortieth set (a dislike denied, you keep)": wish_development_set(40),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
