@@ -578,6 +578,35 @@ def test_two_turns_that_cancel_give_the_thing_as_a_liking(sentence: str, core: s
 
 
 @pytest.mark.parametrize(
+    ("sentence", "core"),
+    [
+        ("Emoji never bother me.", "emoji"),  # a complaint denied is a liking
+        ("Bold text doesn't really bother me.", "bold text"),
+        ("Links are never a bother.", "links"),
+        ("I have no problem with bold.", "i bold"),
+        ("Quotations don't put me off.", "quotations"),
+        ("No answer comparing options is complete without a table.", "a table"),
+        ("I wouldn't say no to code blocks.", "i code blocks"),
+        ("Don't bother with tables.", None),  # no complaint denied: a command to leave them out
+    ],
+)
+def test_a_complaint_denied_gives_the_thing_as_a_liking(sentence: str, core: str | None):
+    """VERSION 26 (development set 39): "X doesn't bother me" was framed as unwanted by its "doesn't"."""
+    assert liked_core(sentence) == core
+    assert framed_core(sentence) is None or core is None
+
+
+def test_what_the_answers_keep_doing_is_a_complaint():
+    assert read_cues("You keep repeating yourself.") == CueReading("repetition", -1)
+    assert read_cues("You keep using exclamation marks.") == CueReading("exclamations", -1)
+    assert framed_core("You keep adding emoji.") == "adding emoji"
+    assert read_cues("I like it when you keep it short.") == CueReading("words", -1)  # no gerund: no complaint
+    assert read_cues("Don't bother with headings.") == CueReading("headings", -1)
+    assert read_cues("I wouldn't say no to code blocks.") is None  # not declining
+    assert read_cues("I'd say no to edgy requests.") == CueReading("nonanswer", +1)
+
+
+@pytest.mark.parametrize(
     ("sentence", "sign"),
     [
         ("No '!' please.", -1),

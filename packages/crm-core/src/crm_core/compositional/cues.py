@@ -27,6 +27,9 @@ please." as quotes (the nearest older property). This reader is a short, documen
   to" want is no longer wanted ("I used to skip dialogue, but now I want lots of it.");
 - repeating single words ("a word used twice", "don't duplicate words") is word variety, turned, not repetition;
 - an exclamation mark named by its sign is read as its name ("No '!' please.", "Drop the !s.");
+- a complaint denied is an idiom of liking ("Emoji never bother me.", "Links are never a bother.", "I have no
+  problem with bold.", "I wouldn't say no to code blocks."), and what the answers keep doing is a complaint ("You
+  keep repeating yourself.", "You keep adding emoji.");
 - a wish that names languages is read by which it gives the question and which the answer: an answer in another
   language than the question's, or one held whatever the question's is, is more of `other_language` ("English
   replies to my Finnish messages", "Answer in English, whichever language I ask in."); the question's given back
@@ -59,7 +62,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "25"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "26"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -197,7 +200,8 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\bsidestep\w*|\blectur\w*|\bmorali[sz]\w*|\bpreach\w*|\bsermon\w*|\bnon-?answers?\b"
                       r"|\bcop[- ]?outs?\b|\bwater\w*[- ]down\b|\bboth[- ]sides\b|\bchang\w* the (?:subject|topic)\b"
                       r"|\b(?:won't|will not) (?:write|do|help|produce|create|generate|answer)\b"
-                      r"|\bexcuses\b|\bsay\w* no\b|\bpush\w* ?back\b|\bturn\w* away\b|\bhold\w* the line\b"
+                      r"|\bexcuses\b|(?<!wouldn't )(?<!would not )(?<!never )\bsay\w* no\b|\bpush\w* ?back\b"
+                      r"|\bturn\w* away\b|\bhold\w* the line\b"
                       r"|\bdraw\w* the line\b|\bdraw\w* (?:a )?lines? (?:at|on|somewhere)\b"
                       r"|\breject\w* (?:\w+ )?requests?\b|\bwalk\w* away from\b"
                       r"|\bhand-?wringing\b|\bsecond-?guess\w*"
@@ -323,6 +327,7 @@ NOT_OURS = re.compile(r"\bdisclaimer|\bas an ai\b|\bbeing an ai\b|\byou(?:'re| a
 NEGATOR = re.compile(
     r"\b(?!no-(?:frills|nonsense)\b)(?:no|not|never|nothing|none|nobody|no one|without|avoid\w*|skip\w*|stop\w*|"
     r"quit\w*|cut\w*|drop\w*|less|fewer|unmentioned|"
+    r"(?<!do )(?<!did )(?<!does )you(?: just)? keep(?: on)?(?= \w+ing\b|\s*$)|"  # "You keep adding emoji."
     r"(?<!they're )(?<!they are )(?<!it's )(?<!it is )missing(?! the point)|"  # not "I miss X when they're missing"
     r"(?<!for )(?<!of )(?<!spread )(?<!spreading )(?<!promote )(?<!promoting )hat(?:e|es|ed|ing)(?! speech| content)|"
     r"dislike\w*|detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare me|free of|"
@@ -405,7 +410,21 @@ MORE_IDIOM = re.compile(r"\bspare no\b|\bdon't hold back(?: on)?\b|\bdo not hold
                         r"|\b(?:can't|cannot|couldn't|could not|wouldn't|would not) (?:do|live|be) without\b"
                         r"|\b(?:don't|do not|never) forget\b|\b(?:don't|do not) be (?:shy|afraid|stingy|sparing)\b"
                         r"|\b(?:empty|incomplete|lacking|bare|hollow|poorer|worse|flat|dull|lost|nothing) "
-                        r"without\b")  # fmt: skip
+                        r"without\b"
+                        # a complaint denied ("Bold text doesn't bother me.", "Links are never a bother.", "I have no
+                        # problem with bold."), "complete without", "wouldn't say no to"
+                        r"|\b(?:doesn't|does not|don't|do not|didn't|did not|won't|will not|never|not)"
+                        r"(?: (?:really|ever|even|much|usually|generally|particularly))? "
+                        r"(?:(?:bother|annoy|irritat|irk|bug)\w*(?= (?:me|us|by)\b|\s*$)|put (?:me|us) off|"
+                        r"turn (?:me|us) off|get\w* on (?:my|our) nerves|get\w* in (?:my|the|our) way)"
+                        r"|\b(?:is|are|'s|'re|was|were)(?: never| not|n't| no)(?: really| ever| even)? (?:a |an )?"
+                        r"(?:problem|bother|"
+                        r"issue|nuisance)\b|\bnever an? (?:problem|bother|issue|nuisance)\b"
+                        r"|\b(?:have|has|had|got) no (?:problem|issue|objection)s? with\b"
+                        r"|\b(?:no|not)\b(?: [\w'-]+){0,4} (?:is|are|feels?) (?:ever |really |truly )?complete "
+                        r"without\b"
+                        r"|\b(?:isn't|is not|aren't|are not|never)(?: really| truly)? complete without\b"
+                        r"|\b(?:wouldn't|would not|never) say no to\b")  # fmt: skip
 # a clause that is a complaint alone, about the clause before it ("Emoji? Hard pass.", "Dialogue: a pet peeve of
 # mine.")
 VERDICT = re.compile(
