@@ -233,8 +233,9 @@ def wish_development_set(n: int) -> list[Phrasing]:
     "X should be avoided", "X aren't needed", VERSION 21; 33/34 words the lists lacked, "nix", "scrap", shouting,
     takeaways, a school grade, VERSION 22; 35/36 the thing judged by what is said of it, "X drags", "X are lazy",
     VERSION 23; 37/38 more of an older property said through its absence or a holding back negated, "Answers
-    without emoji feel cold.", "Don't skimp on the numbers.", and exclamation marks by their sign, VERSION 25; 39/40 a dislike denied, "Emoji never bother me.", and
-    what the answers keep doing, "You keep repeating yourself.", VERSION 26)."""
+    without emoji feel cold.", "Don't skimp on the numbers.", and exclamation marks by their sign, VERSION 25; 39/40
+    a dislike denied, "Emoji never bother me.", and what the answers keep doing, "You keep repeating yourself.",
+    VERSION 26)."""
     return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
