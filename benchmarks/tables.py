@@ -126,7 +126,7 @@ PREVIOUS_JUDGE = (
     "Previous stop: the same folder run by the previous stop's code (693e844), the report card's rows (the first "
     "six) measured again this stop with both columns on this machine's embedding store. Its word lists (cues VERSION "
     "24) knew exclamation marks by their name but not by their sign (\"No '!' please.\" read as fewer greetings) and "
-    "read a wish for more of a thing said through its absence as one for less (\"Answers without emoji feel cold.\", "
+    'read a wish for more of a thing said through its absence as one for less ("Answers without emoji feel cold.", '
     "\"Don't skip the caveats.\"): VERSION 25 (docs/experiments.md). The judge report's rows read no sentence "
     "differently (its wishes, by training/experiments/cue_diff.py) and are the committed runs (the previous column "
     "there: 79e4953)."
