@@ -115,7 +115,7 @@ PREVIOUS_CRITERIA = (
     "Previous stop: the same folder with the previous stop's crm.json (`gate_slope_reference` 0: brevity forgiven at "
     "AlpacaEval's rate on every bench; now none on creative, whose quality term charges nothing for length), both "
     "columns on this machine's embedding store; only the anti-cliché rows move (docs/experiments.md). The word lists "
-    "of VERSION 20-25 read none of these wishes differently."
+    "of VERSION 20-26 read none of these wishes differently."
 )
 
 
@@ -127,7 +127,8 @@ PREVIOUS_JUDGE = (
     "six) measured again this stop with both columns on this machine's embedding store. Its word lists (cues VERSION "
     "24) knew exclamation marks by their name but not by their sign (\"No '!' please.\" read as fewer greetings) and "
     'read a wish for more of a thing said through its absence as one for less ("Answers without emoji feel cold.", '
-    "\"Don't skip the caveats.\"): VERSION 25 (docs/experiments.md). The judge report's rows read no sentence "
+    '"Don\'t skip the caveats."): VERSION 25, and VERSION 26 reads no validation sentence differently '
+    "(docs/experiments.md). The judge report's rows read no sentence "
     "differently (its wishes, by training/experiments/cue_diff.py) and are the committed runs (the previous column "
     "there: 79e4953)."
 )
