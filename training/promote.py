@@ -84,6 +84,8 @@ READING_BANKS = [
     "wishes as typed, thirty-eighth set (more, by its absence)",
     "wishes as typed, thirty-ninth set (a dislike denied, you keep)",
     "wishes as typed, fortieth set (a dislike denied, you keep)",
+    "wishes as typed, forty-first set (idioms of plenty)",
+    "wishes as typed, forty-second set (idioms of plenty)",
     "third development",
     "fourth development",
     "fifth development",
