@@ -596,6 +596,25 @@ def test_a_complaint_denied_gives_the_thing_as_a_liking(sentence: str, core: str
     assert framed_core(sentence) is None or core is None
 
 
+@pytest.mark.parametrize(
+    ("sentence", "liked", "framed"),
+    [
+        ("Feel free to use emoji.", "emoji", None),  # idioms of plenty: the thing, liked
+        ("Err on the side of more links.", "links", None),
+        ("Pile on the tables.", "tables", None),
+        ("Go heavy on statistics.", "statistics", None),
+        ("Use code blocks freely.", "use code blocks", None),
+        ("Don't go heavy on emoji.", None, "emoji"),  # turned: unwanted
+        ("Feel free to skip the emoji.", None, "feel free to the emoji"),  # no idiom: "skip" decides
+    ],
+)
+def test_an_idiom_of_plenty_gives_the_thing_as_a_liking(sentence: str, liked: str | None, framed: str | None):
+    """VERSION 27 (development set 41): the readers read these as less of the thing (emoji -0.43 for "Feel free to
+    use emoji.")."""
+    assert liked_core(sentence) == liked
+    assert framed_core(sentence) == framed
+
+
 def test_what_the_answers_keep_doing_is_a_complaint():
     assert read_cues("You keep repeating yourself.") == CueReading("repetition", -1)
     assert read_cues("You keep using exclamation marks.") == CueReading("exclamations", -1)

@@ -27,6 +27,8 @@ please." as quotes (the nearest older property). This reader is a short, documen
   to" want is no longer wanted ("I used to skip dialogue, but now I want lots of it.");
 - repeating single words ("a word used twice", "don't duplicate words") is word variety, turned, not repetition;
 - an exclamation mark named by its sign is read as its name ("No '!' please.", "Drop the !s.");
+- idioms of plenty ask for more ("Feel free to use emoji.", "Err on the side of more links.", "Pile on the
+  tables.", "Go heavy on statistics.", "Use code blocks freely."), as the readers do not hear them;
 - a complaint denied is an idiom of liking ("Emoji never bother me.", "Links are never a bother.", "I have no
   problem with bold.", "I wouldn't say no to code blocks."), and what the answers keep doing is a complaint ("You
   keep repeating yourself.", "You keep adding emoji.");
@@ -62,7 +64,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "26"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "27"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -398,33 +400,39 @@ SAID_OF_IT = re.compile(
 # cue only (before it, "hate" is a negator already)
 TRAILING = re.compile(r"\band (?:i|we) (?:hate|dislike|detest|loathe|can't stand|cannot stand) (?:it|that|them)\b")
 # phrases with a negator that ask for more of what follows
-MORE_IDIOM = re.compile(r"\bspare no\b|\bdon't hold back(?: on)?\b|\bdo not hold back(?: on)?\b"
-                        r"|\b(?:can't|cannot|can never|could never|never) get enough(?: of)?\b"
-                        r"|\bno shortage of\b|\bdon't skimp(?: on)?\b|\bdo not skimp(?: on)?\b|\bdon't mind\b"
-                        r"|\bdo not mind\b|\bnothing wrong with\b|\bnever too\b|\bcan't be too\b|\bcannot be too\b"
-                        r"|\bno such thing as too\b|\bnot afraid of\b|\bnothing (?:beats|like|better than|tops)\b"
-                        r"|\bcan't go wrong with\b|\bno substitute for\b|\bcan't beat\b"
-                        r"|\bwouldn't mind\b|\bwould not mind\b|\b(?:never|doesn't|does not|don't|do not|won't|can't|"
-                        r"cannot) hurt\b|\bno harm in\b|\bwhy not\b|\b(?:never|not) (?:nearly )?enough\b"
-                        r"|\bcan(?:'t|not| never) have (?:too much|too many|enough)\b|\btoo (?:few|little)\b"
-                        r"|\b(?:can't|cannot|couldn't|could not|wouldn't|would not) (?:do|live|be) without\b"
-                        r"|\b(?:don't|do not|never) forget\b|\b(?:don't|do not) be (?:shy|afraid|stingy|sparing)\b"
-                        r"|\b(?:empty|incomplete|lacking|bare|hollow|poorer|worse|flat|dull|lost|nothing) "
-                        r"without\b"
-                        # a complaint denied ("Bold text doesn't bother me.", "Links are never a bother.", "I have no
-                        # problem with bold."), "complete without", "wouldn't say no to"
-                        r"|\b(?:doesn't|does not|don't|do not|didn't|did not|won't|will not|never|not)"
-                        r"(?: (?:really|ever|even|much|usually|generally|particularly))? "
-                        r"(?:(?:bother|annoy|irritat|irk|bug)\w*(?= (?:me|us|by)\b|\s*$)|put (?:me|us) off|"
-                        r"turn (?:me|us) off|get\w* on (?:my|our) nerves|get\w* in (?:my|the|our) way)"
-                        r"|\b(?:is|are|'s|'re|was|were)(?: never| not|n't| no)(?: really| ever| even)? (?:a |an )?"
-                        r"(?:problem|bother|"
-                        r"issue|nuisance)\b|\bnever an? (?:problem|bother|issue|nuisance)\b"
-                        r"|\b(?:have|has|had|got) no (?:problem|issue|objection)s? with\b"
-                        r"|\b(?:no|not)\b(?: [\w'-]+){0,4} (?:is|are|feels?) (?:ever |really |truly )?complete "
-                        r"without\b"
-                        r"|\b(?:isn't|is not|aren't|are not|never)(?: really| truly)? complete without\b"
-                        r"|\b(?:wouldn't|would not|never) say no to\b")  # fmt: skip
+MORE_IDIOM = re.compile(
+    r"\bspare no\b|\bdon't hold back(?: on)?\b|\bdo not hold back(?: on)?\b"
+    r"|\b(?:can't|cannot|can never|could never|never) get enough(?: of)?\b"
+    r"|\bno shortage of\b|\bdon't skimp(?: on)?\b|\bdo not skimp(?: on)?\b|\bdon't mind\b"
+    r"|\bdo not mind\b|\bnothing wrong with\b|\bnever too\b|\bcan't be too\b|\bcannot be too\b"
+    r"|\bno such thing as too\b|\bnot afraid of\b|\bnothing (?:beats|like|better than|tops)\b"
+    r"|\bcan't go wrong with\b|\bno substitute for\b|\bcan't beat\b"
+    r"|\bwouldn't mind\b|\bwould not mind\b|\b(?:never|doesn't|does not|don't|do not|won't|can't|"
+    r"cannot) hurt\b|\bno harm in\b|\bwhy not\b|\b(?:never|not) (?:nearly )?enough\b"
+    r"|\bcan(?:'t|not| never) have (?:too much|too many|enough)\b|\btoo (?:few|little)\b"
+    r"|\b(?:can't|cannot|couldn't|could not|wouldn't|would not) (?:do|live|be) without\b"
+    r"|\b(?:don't|do not|never) forget\b|\b(?:don't|do not) be (?:shy|afraid|stingy|sparing)\b"
+    r"|\b(?:empty|incomplete|lacking|bare|hollow|poorer|worse|flat|dull|lost|nothing) "
+    r"without\b"
+    # a complaint denied ("Bold text doesn't bother me.", "Links are never a bother.", "I have no
+    # problem with bold."), "complete without", "wouldn't say no to"
+    r"|\b(?:doesn't|does not|don't|do not|didn't|did not|won't|will not|never|not)"
+    r"(?: (?:really|ever|even|much|usually|generally|particularly))? "
+    r"(?:(?:bother|annoy|irritat|irk|bug)\w*(?= (?:me|us|by)\b|\s*$)|put (?:me|us) off|"
+    r"turn (?:me|us) off|get\w* on (?:my|our) nerves|get\w* in (?:my|the|our) way)"
+    r"|\b(?:is|are|'s|'re|was|were)(?: never| not|n't| no)(?: really| ever| even)? (?:a |an )?"
+    r"(?:problem|bother|"
+    r"issue|nuisance)\b|\bnever an? (?:problem|bother|issue|nuisance)\b"
+    r"|\b(?:have|has|had|got) no (?:problem|issue|objection)s? with\b"
+    r"|\b(?:no|not)\b(?: [\w'-]+){0,4} (?:is|are|feels?) (?:ever |really |truly )?complete "
+    r"without\b"
+    r"|\b(?:isn't|is not|aren't|are not|never)(?: really| truly)? complete without\b"
+    r"|\b(?:wouldn't|would not|never) say no to\b"
+    # idioms of plenty the readers read as less ("Feel free to use emoji.", "Pile on the tables.")
+    r"|\bfeel free to (?:use|add|include|throw in|sprinkle in)\b"
+    r"|\berr on the side of(?: more| including| adding| using)?\b"
+    r"|\bpil(?:e|es|ed|ing)(?: it)? on(?: the)?\b|\bgo(?:es|ing)? heavy on(?: the)?\b|\bfreely\b"
+)
 # a clause that is a complaint alone, about the clause before it ("Emoji? Hard pass.", "Dialogue: a pet peeve of
 # mine.")
 VERDICT = re.compile(
