@@ -86,6 +86,8 @@ READING_BANKS = [
     "wishes as typed, fortieth set (a dislike denied, you keep)",
     "wishes as typed, forty-first set (idioms of plenty)",
     "wishes as typed, forty-second set (idioms of plenty)",
+    "wishes as typed, forty-third set (sent away, let off)",
+    "wishes as typed, forty-fourth set (sent away, let off)",
     "third development",
     "fourth development",
     "fifth development",

@@ -235,7 +235,8 @@ def wish_development_set(n: int) -> list[Phrasing]:
     VERSION 23; 37/38 more of an older property said through its absence or a holding back negated, "Answers
     without emoji feel cold.", "Don't skimp on the numbers.", and exclamation marks by their sign, VERSION 25; 39/40
     a dislike denied, "Emoji never bother me.", and what the answers keep doing, "You keep repeating yourself.",
-    VERSION 26; 41/42 idioms of plenty, "Feel free to use emoji.", "Pile on the tables.", VERSION 27)."""
+    VERSION 26; 41/42 idioms of plenty, "Feel free to use emoji.", "Pile on the tables.", VERSION 27; 43/44 sent
+    away and let off, "Emoji belong elsewhere.", "Lay off the clichés.", "Throw in a table.", VERSION 28)."""
     return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
@@ -286,6 +287,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, fortieth set (a dislike denied, you keep)": wish_development_set(40),
             "wishes as typed, forty-first set (idioms of plenty)": wish_development_set(41),
             "wishes as typed, forty-second set (idioms of plenty)": wish_development_set(42),
+            "wishes as typed, forty-third set (sent away, let off)": wish_development_set(43),
+            "wishes as typed, forty-fourth set (sent away, let off)": wish_development_set(44),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
