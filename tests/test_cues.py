@@ -615,6 +615,28 @@ def test_an_idiom_of_plenty_gives_the_thing_as_a_liking(sentence: str, liked: st
     assert framed_core(sentence) == framed
 
 
+def test_a_thing_sent_away_or_let_off_is_less_and_thrown_in_is_more():
+    """VERSION 28 (development set 43)."""
+    assert read_cues("Lay off the clichés.") == CueReading("ai_prose", -1)
+    assert read_cues("Knock off the dialogue.") == CueReading("dialogue", -1)
+    assert read_cues("Cool it with the dialogue.") == CueReading("dialogue", -1)
+    assert read_cues("Leave dialogue aside.") == CueReading("dialogue", -1)
+    assert read_cues("Clichés aren't my style.") == CueReading("ai_prose", -1)  # one turn, not "n't" and a complaint
+    assert read_cues("Dialogue is a no-no.") == CueReading("dialogue", -1)
+    assert read_cues("Aside from that, add a summary.") == CueReading("summary", +1)  # "aside from" is no turn
+    assert framed_core("Emoji belong elsewhere.") == "emoji"
+    assert framed_core("Tables don't help.") == "tables help"  # "don't help" is one turn
+    assert liked_core("Throw in a table.") == "a table"
+    assert liked_core("Emoji? The more the merrier.") == "emoji"
+
+
+def test_a_liking_reply_is_read_with_the_question_it_answers():
+    from crm_core.compositional.scorer import split_criteria
+
+    assert split_criteria(["Emoji? The more the merrier."]) == ["Emoji? The more the merrier."]
+    assert split_criteria(["Emoji? I like them in most answers."]) == ["Emoji?", "I like them in most answers."]
+
+
 def test_what_the_answers_keep_doing_is_a_complaint():
     assert read_cues("You keep repeating yourself.") == CueReading("repetition", -1)
     assert read_cues("You keep using exclamation marks.") == CueReading("exclamations", -1)

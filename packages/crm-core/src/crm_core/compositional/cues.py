@@ -29,6 +29,9 @@ please." as quotes (the nearest older property). This reader is a short, documen
 - an exclamation mark named by its sign is read as its name ("No '!' please.", "Drop the !s.");
 - idioms of plenty ask for more ("Feel free to use emoji.", "Err on the side of more links.", "Pile on the
   tables.", "Go heavy on statistics.", "Use code blocks freely."), as the readers do not hear them;
+- a thing sent away or let off asks for less ("Emoji belong elsewhere.", "Lay off the clichés.", "Leave dialogue
+  aside.", "Clichés aren't my style."), "throw in" for more ("Throw in a table."), and a clause "the more the
+  merrier" likes the thing before it;
 - a complaint denied is an idiom of liking ("Emoji never bother me.", "Links are never a bother.", "I have no
   problem with bold.", "I wouldn't say no to code blocks."), and what the answers keep doing is a complaint ("You
   keep repeating yourself.", "You keep adding emoji.");
@@ -64,7 +67,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "27"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "28"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -330,6 +333,7 @@ NEGATOR = re.compile(
     r"\b(?!no-(?:frills|nonsense)\b)(?:no|not|never|nothing|none|nobody|no one|without|avoid\w*|skip\w*|stop\w*|"
     r"quit\w*|cut\w*|drop\w*|less|fewer|unmentioned|"
     r"(?<!do )(?<!did )(?<!does )you(?: just)? keep(?: on)?(?= \w+ing\b|\s*$)|"  # "You keep adding emoji."
+    r"lay\w* off|knock\w* (?:it )?off(?: with)?|cool it (?:with|on)|aside(?! from)|"  # "Lay off the clichés."
     r"(?<!they're )(?<!they are )(?<!it's )(?<!it is )missing(?! the point)|"  # not "I miss X when they're missing"
     r"(?<!for )(?<!of )(?<!spread )(?<!spreading )(?<!promote )(?<!promoting )hat(?:e|es|ed|ing)(?! speech| content)|"
     r"dislike\w*|detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare me|free of|"
@@ -363,6 +367,8 @@ COMPLAINT = re.compile(
     r"(?:(?:is|are) a )?hard pass|(?:is|are) a pass|unnecessary|needless|superfluous|overkill|excessive|tedious|"
     r"cheesy|tacky|gimmicky|corny|cring\w*|childish|unprofessional|off-?putting|distract\w*|clutter\w*|"
     r"amateurish|juvenile|immature|cheapen\w*|(?:a bit|a little|way|far) much|"
+    r"(?:isn't|aren't|is not|are not|not) my (?:style|taste|jam|scene)|(?:a )?no-no|"
+    r"belong\w* (?:elsewhere|somewhere else)|"
     r"(?<!n't )(?<!not )(?:feel|feels|felt|look|looks|seem|seems|sound|sounds|read|reads|is|are|comes? across as)"
     r" (?:so |too |very |a bit |kind of |rather )?(?:cold|flat|thin|bland|lifeless|sterile|rude|vague|hollow|"
     r"unfinished)|hard to (?:scan|follow|verify|trust|skim|navigate|parse|check|digest|take in)|"
@@ -432,6 +438,7 @@ MORE_IDIOM = re.compile(
     r"|\bfeel free to (?:use|add|include|throw in|sprinkle in)\b"
     r"|\berr on the side of(?: more| including| adding| using)?\b"
     r"|\bpil(?:e|es|ed|ing)(?: it)? on(?: the)?\b|\bgo(?:es|ing)? heavy on(?: the)?\b|\bfreely\b"
+    r"|\b(?:throw|toss)(?:es|ed|ing|s)? in\b|\b(?:make )?heavy use of\b|\bthe more the merrier\b"
 )
 # a clause that is a complaint alone, about the clause before it ("Emoji? Hard pass.", "Dialogue: a pet peeve of
 # mine.")
@@ -451,7 +458,7 @@ TOO_WORD = re.compile(r"\btoo\b")  # a "too" anywhere decides the amount: no fra
 TOO = re.compile(r"\btoo(?: much| many)?\s*$")  # "too long", "not too long": less, whatever negates it
 # "leave the dialogue out", "keep jargon out", "keep big words to a minimum", "jargon-free": less, as "too" is
 MINIMUM = r"to (?:a|the)(?: bare| absolute)? minimum"
-OUT = re.compile(rf"\s+(?:out(?! loud)|{MINIMUM}|in check|at bay)\b|[- ]free\b(?! to\b)")
+OUT = re.compile(rf"\s+(?:out(?! loud)|{MINIMUM}|in check|at bay|aside(?! from))\b|[- ]free\b(?! to\b)")
 # a thing asked for in small amounts, after it and at most one more word of it ("Keep exclamation marks to a
 # minimum.", "Use jargon sparingly.", "Technical terms should be rare.", "One exclamation mark is plenty."): less, as
 # "too" is
@@ -712,7 +719,7 @@ def framed_core(text: str) -> str | None:
     if TOO_WORD.search(clause) or AMOUNT.search(clause):
         return None
     kept = MORE_IDIOM.sub(" ", clause)  # "spare no", "nothing beats": no turn, and not the thing itself
-    turns = len(NEGATOR.findall(kept)) + len(COMPLAINT.findall(kept)) + len(verdicts)
+    turns = len(_turns(kept)) + len(verdicts)
     if turns % 2 == 0:
         return None
     return _core(kept)
@@ -735,14 +742,14 @@ HOLDER = re.compile(
     r"narration|content|output|"
     r"something|\w+ing)\b(?:\s+[\w'-]+){0,2}\s+$"
 )  # what the thing is absent from, just before
+LIKED_VERDICT = re.compile(r"(?:(?:and|so) )?the more the merrier")  # a clause of its own, liking the one before
 RELATIVE = re.compile(r"\b(?:that|which|who|when|whenever|if)\b")
 REASON = re.compile(r"\b(?:because|since|as|they|it|them|these|those|they're|it's|which)\b")
 
 
 def _turns_cancel(clause: str) -> bool:
     """Whether a clause's two turns cancel into a liking of what it names (`BETWEEN_NEGATORS`, `ABSENT`, `DISLIKE`)."""
-    turns = sorted([(m.start(), m.end(), False) for m in NEGATOR.finditer(clause)]
-                   + [(m.start(), m.end(), True) for m in COMPLAINT.finditer(clause)])  # fmt: skip
+    turns = _turns(clause)
     if len(turns) != 2 or turns[1][0] < turns[0][1]:
         return False
     (a1, b1, complaint1), (a2, _, complaint2) = turns
@@ -756,11 +763,26 @@ def _turns_cancel(clause: str) -> bool:
     return not complaint2 and framing and bool(RELATIVE.search(between) or _absent_at(clause, a2))
 
 
+def _turns(clause: str) -> list[tuple[int, int, bool]]:
+    """The clause's turns in order, (start, end, is a complaint): its complaints and the negators outside them ("not
+    my style" is one turn, not a "not" and a complaint)."""
+    complaints = [(m.start(), m.end(), True) for m in COMPLAINT.finditer(clause)]
+    negators = [(m.start(), m.end(), False) for m in NEGATOR.finditer(clause)
+                if not any(a <= m.start() < b for a, b, _ in complaints)]  # fmt: skip
+    return sorted(complaints + negators)
+
+
 def _absent_at(clause: str, start: int) -> bool:
     """Whether the negator at `start` says the thing is absent from an answer or a piece of one ("answers without",
     "a comparison with no": it matches at "no"); "emoji without purpose" is no absence of emoji."""
     absent = ABSENT.match(clause, start) or ABSENT.match(clause, max(start - 5, 0))
     return bool(absent and HOLDER.search(clause[: absent.start()]))
+
+
+def liked_reply(text: str) -> bool:
+    """Whether a sentence is only a liking of what the one before it names ("The more the merrier."), so that it is
+    read with it whatever its length."""
+    return bool(LIKED_VERDICT.fullmatch(_normal(text).strip(" .!,")))
 
 
 def liked_core(text: str) -> str | None:
@@ -770,6 +792,8 @@ def liked_core(text: str) -> str | None:
     `_turns_cancel`): the clause without the idiom, which the scorer reads as a liking as it stands (crm.json
     `liked_framing`); else None. The readers hear the idiom's "not" or "never" as a turn."""
     clauses = _clauses(text)
+    if len(clauses) == 2 and LIKED_VERDICT.fullmatch(clauses[1]) and not _turns(clauses[0]):
+        return _core(clauses[0])  # "Emoji? The more the merrier."
     if len(clauses) != 1:
         return None
     kept = MORE_IDIOM.sub(" ", clauses[0])  # "never too many" is the idiom; a "too" left over decides

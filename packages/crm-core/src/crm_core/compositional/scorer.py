@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from crm_core.compositional.cues import framed_core, liked_core, read_cues, reads_across, written_in
+from crm_core.compositional.cues import framed_core, liked_core, liked_reply, read_cues, reads_across, written_in
 from crm_core.compositional.heads import (
     CRITERIA_LAYERS,
     QUALITY_LAYERS,
@@ -79,7 +79,7 @@ def _reads_with(before: str, piece: str) -> bool:
     it.", "No stalling; deliver.") or one whose language only the clause before says is the question's ("I write in
     Finnish; answers in English, please.")."""
     if before.endswith("?"):
-        return len(piece.split()) <= REPLY_WORDS
+        return len(piece.split()) <= REPLY_WORDS or liked_reply(piece)  # "Emoji? The more the merrier."
     if before.endswith(";"):
         return len(piece.split()) <= REPLY_WORDS or reads_across(before, piece)
     return False
