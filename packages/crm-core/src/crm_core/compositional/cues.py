@@ -420,15 +420,14 @@ MORE_IDIOM = re.compile(
     r"|\b(?:don't|do not|never) forget\b|\b(?:don't|do not) be (?:shy|afraid|stingy|sparing)\b"
     r"|\b(?:empty|incomplete|lacking|bare|hollow|poorer|worse|flat|dull|lost|nothing) "
     r"without\b"
-    # a complaint denied ("Bold text doesn't bother me.", "Links are never a bother.", "I have no
-    # problem with bold."), "complete without", "wouldn't say no to"
+    # a complaint denied ("Bold text doesn't bother me.", "Links are never a bother.", "I have no problem with
+    # bold."), "complete without", "wouldn't say no to"
     r"|\b(?:doesn't|does not|don't|do not|didn't|did not|won't|will not|never|not)"
     r"(?: (?:really|ever|even|much|usually|generally|particularly))? "
     r"(?:(?:bother|annoy|irritat|irk|bug)\w*(?= (?:me|us|by)\b|\s*$)|put (?:me|us) off|"
     r"turn (?:me|us) off|get\w* on (?:my|our) nerves|get\w* in (?:my|the|our) way)"
     r"|\b(?:is|are|'s|'re|was|were)(?: never| not|n't| no)(?: really| ever| even)? (?:a |an )?"
-    r"(?:problem|bother|"
-    r"issue|nuisance)\b|\bnever an? (?:problem|bother|issue|nuisance)\b"
+    r"(?:problem|bother|issue|nuisance)\b|\bnever an? (?:problem|bother|issue|nuisance)\b"
     r"|\b(?:have|has|had|got) no (?:problem|issue|objection)s? with\b"
     r"|\b(?:no|not)\b(?: [\w'-]+){0,4} (?:is|are|feels?) (?:ever |really |truly )?complete "
     r"without\b"
