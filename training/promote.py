@@ -88,6 +88,8 @@ READING_BANKS = [
     "wishes as typed, forty-second set (idioms of plenty)",
     "wishes as typed, forty-third set (sent away, let off)",
     "wishes as typed, forty-fourth set (sent away, let off)",
+    "wishes as typed, forty-fifth set (worn out, doubted)",
+    "wishes as typed, forty-sixth set (worn out, doubted)",
     "third development",
     "fourth development",
     "fifth development",

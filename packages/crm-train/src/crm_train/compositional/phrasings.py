@@ -236,7 +236,8 @@ def wish_development_set(n: int) -> list[Phrasing]:
     without emoji feel cold.", "Don't skimp on the numbers.", and exclamation marks by their sign, VERSION 25; 39/40
     a dislike denied, "Emoji never bother me.", and what the answers keep doing, "You keep repeating yourself.",
     VERSION 26; 41/42 idioms of plenty, "Feel free to use emoji.", "Pile on the tables.", VERSION 27; 43/44 sent
-    away and let off, "Emoji belong elsewhere.", "Lay off the clichés.", "Throw in a table.", VERSION 28)."""
+    away and let off, "Emoji belong elsewhere.", "Lay off the clichés.", "Throw in a table.", VERSION 28; 45/46 worn
+    out and doubted, "Emoji are so last year.", "Do we really need tables?", "Keep the links coming.", VERSION 29)."""
     return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
@@ -289,6 +290,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, forty-second set (idioms of plenty)": wish_development_set(42),
             "wishes as typed, forty-third set (sent away, let off)": wish_development_set(43),
             "wishes as typed, forty-fourth set (sent away, let off)": wish_development_set(44),
+            "wishes as typed, forty-fifth set (worn out, doubted)": wish_development_set(45),
+            "wishes as typed, forty-sixth set (worn out, doubted)": wish_development_set(46),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
