@@ -630,6 +630,28 @@ def test_a_thing_sent_away_or_let_off_is_less_and_thrown_in_is_more():
     assert liked_core("Emoji? The more the merrier.") == "emoji"
 
 
+def test_a_thing_worn_out_or_doubted_is_less_and_kept_coming_is_more():
+    """VERSION 29 (development set 45)."""
+    assert framed_core("Emoji are so last year.") == "emoji"
+    assert framed_core("Emoji? Meh.") == "emoji"
+    assert framed_core("Tables should be the exception.") == "tables"
+    assert framed_core("Do we really need quotations?") == "quotations"
+    assert read_cues("I've had my fill of dialogue.") == CueReading("dialogue", -1)
+    assert read_cues("Trim the dialogue.") == CueReading("dialogue", -1)
+    assert liked_core("Keep the statistics coming.") == "statistics"
+    assert liked_core("Bump up the bold text.") == "bold text"
+    assert liked_core("Don't spare the quotations.") == "quotations"
+
+
+def test_two_complaints_about_a_thing_agree():
+    """Each complaint used to turn the thing once, so two turned it back ("Dialogue is boring and tedious." read as
+    more dialogue)."""
+    assert read_cues("Dialogue is boring and tedious.") == CueReading("dialogue", -1)
+    assert read_cues("Clichés are a crutch for lazy writers.") == CueReading("ai_prose", -1)
+    assert framed_core("Emoji are tacky and annoying.") == "emoji are and"
+    assert read_cues("Dialogue isn't boring.") == CueReading("dialogue", +1)  # a denied complaint still likes it
+
+
 def test_a_liking_reply_is_read_with_the_question_it_answers():
     from crm_core.compositional.scorer import split_criteria
 

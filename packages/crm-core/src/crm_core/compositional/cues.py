@@ -32,6 +32,9 @@ please." as quotes (the nearest older property). This reader is a short, documen
 - a thing sent away or let off asks for less ("Emoji belong elsewhere.", "Lay off the clichés.", "Leave dialogue
   aside.", "Clichés aren't my style."), "throw in" for more ("Throw in a table."), and a clause "the more the
   merrier" likes the thing before it;
+- a thing worn out or doubted asks for less ("Emoji are so last year.", "I've had my fill of tables.", "Emoji?
+  Meh.", "Do we really need quotations?"), and more idioms of plenty for more ("Bump up the bold text.", "Keep the
+  statistics coming.", "Statistics never go amiss.");
 - a complaint denied is an idiom of liking ("Emoji never bother me.", "Links are never a bother.", "I have no
   problem with bold.", "I wouldn't say no to code blocks."), and what the answers keep doing is a complaint ("You
   keep repeating yourself.", "You keep adding emoji.");
@@ -67,7 +70,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "28"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "29"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -334,6 +337,8 @@ NEGATOR = re.compile(
     r"quit\w*|cut\w*|drop\w*|less|fewer|unmentioned|"
     r"(?<!do )(?<!did )(?<!does )you(?: just)? keep(?: on)?(?= \w+ing\b|\s*$)|"  # "You keep adding emoji."
     r"lay\w* off|knock\w* (?:it )?off(?: with)?|cool it (?:with|on)|aside(?! from)|"  # "Lay off the clichés."
+    r"had (?:my|our) fill of|tone it down with|trim\w*|spare the|"  # "I've had my fill of tables."
+    r"(?:do|does) (?:we|i|you|anyone|it) (?:really |honestly |even |actually )?need|"  # "Do we really need X?"
     r"(?<!they're )(?<!they are )(?<!it's )(?<!it is )missing(?! the point)|"  # not "I miss X when they're missing"
     r"(?<!for )(?<!of )(?<!spread )(?<!spreading )(?<!promote )(?<!promoting )hat(?:e|es|ed|ing)(?! speech| content)|"
     r"dislike\w*|detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare me|free of|"
@@ -368,7 +373,9 @@ COMPLAINT = re.compile(
     r"cheesy|tacky|gimmicky|corny|cring\w*|childish|unprofessional|off-?putting|distract\w*|clutter\w*|"
     r"amateurish|juvenile|immature|cheapen\w*|(?:a bit|a little|way|far) much|"
     r"(?:isn't|aren't|is not|are not|not) my (?:style|taste|jam|scene)|(?:a )?no-no|"
-    r"belong\w* (?:elsewhere|somewhere else)|"
+    r"belong\w* (?:elsewhere|somewhere else)|(?:is|are) so last (?:year|decade|season|century)|"
+    r"(?:is|are|feels?|looks?|seems?) (?:so |very |a bit |kind of )?(?:outdated|dated|passé|old-fashioned)|"
+    r"(?:is|are) a crutch|wear\w* me out|add\w* nothing|(?:should be|is|are) (?:the|an) exception|"
     r"(?<!n't )(?<!not )(?:feel|feels|felt|look|looks|seem|seems|sound|sounds|read|reads|is|are|comes? across as)"
     r" (?:so |too |very |a bit |kind of |rather )?(?:cold|flat|thin|bland|lifeless|sterile|rude|vague|hollow|"
     r"unfinished)|hard to (?:scan|follow|verify|trust|skim|navigate|parse|check|digest|take in)|"
@@ -424,7 +431,7 @@ MORE_IDIOM = re.compile(
     # bold."), "complete without", "wouldn't say no to"
     r"|\b(?:doesn't|does not|don't|do not|didn't|did not|won't|will not|never|not)"
     r"(?: (?:really|ever|even|much|usually|generally|particularly))? "
-    r"(?:(?:bother|annoy|irritat|irk|bug)\w*(?= (?:me|us|by)\b|\s*$)|put (?:me|us) off|"
+    r"(?:(?:bother|annoy|irritat|irk|bug|bor)\w*(?= (?:me|us|by)\b|\s*$)|put (?:me|us) off|"
     r"turn (?:me|us) off|get\w* on (?:my|our) nerves|get\w* in (?:my|the|our) way)"
     r"|\b(?:is|are|'s|'re|was|were)(?: never| not|n't| no)(?: really| ever| even)? (?:a |an )?"
     r"(?:problem|bother|issue|nuisance)\b|\bnever an? (?:problem|bother|issue|nuisance)\b"
@@ -433,17 +440,23 @@ MORE_IDIOM = re.compile(
     r"without\b"
     r"|\b(?:isn't|is not|aren't|are not|never)(?: really| truly)? complete without\b"
     r"|\b(?:wouldn't|would not|never) say no to\b"
+    r"|\b(?:isn't|aren't|is not|are not|never|not)(?: (?:really|ever|at all|that|so))? (?:boring|tedious|annoying|"
+    r"distracting|cheesy|tacky|corny|overkill|unnecessary|clutter)\b"
     # idioms of plenty the readers read as less ("Feel free to use emoji.", "Pile on the tables.")
     r"|\bfeel free to (?:use|add|include|throw in|sprinkle in)\b"
     r"|\berr on the side of(?: more| including| adding| using)?\b"
     r"|\bpil(?:e|es|ed|ing)(?: it)? on(?: the)?\b|\bgo(?:es|ing)? heavy on(?: the)?\b|\bfreely\b"
     r"|\b(?:throw|toss)(?:es|ed|ing|s)? in\b|\b(?:make )?heavy use of\b|\bthe more the merrier\b"
+    r"|\bbump\w* up(?: the)?\b|\bkeep (?:the |them |those )?(?=(?:[\w'-]+ ){1,3}coming\b)|(?<=\w )coming\b"
+    r"|\b(?:never|doesn't|does not|don't|do not|won't|wouldn't|can't|cannot) go amiss\b"
+    r"|\bdoubl\w* down on(?: the)?\b|\bcrav(?:e|es|ing)\b|\b(?:don't|do not|never) spare the\b"
 )
 # a clause that is a complaint alone, about the clause before it ("Emoji? Hard pass.", "Dialogue: a pet peeve of
 # mine.")
 VERDICT = re.compile(
     r"(?:(?:it's|it is|that's|that is|they're|they are|a|an|my|the|just|total|big|real|such|so)\s+)*"
-    r"(?:hard pass|pass|no thanks|no thank you|not for me|nope|no way|please no|pet peeves?(?: of mine)?|"
+    r"(?:hard pass|pass|no thanks|no thank you|not for me|nope|no way|please no|pet peeves?(?: of mine)?|meh|"
+    r"not so much|"
     r"turn[- ]?offs?(?: for me)?|deal[- ]?breakers?(?: for me)?|not my thing|no[- ]go(?: for me)?|"
     r"(?:i|we) hate (?:it|that|them)|ugh|yuck|eww?|not too (?:many|much|often)|"
     r"(?:none|zero)(?: at all)?(?:,? (?:please|thanks|thank you))?|"
@@ -634,9 +647,11 @@ def _sign_in_clause(
 
 
 def _turns_after(text: str) -> int:
-    """How many times what is said after a thing turns it: complaints ("... annoys me"), a sending away ("... should
-    be avoided") and a closing "and I hate it"."""
-    return len(COMPLAINT.findall(text)) + len(TRAILING.findall(text)) + len(SAID_OF_IT.findall(text))
+    """Whether what is said after a thing turns it (1) or not (0): complaints ("... annoys me"), a sending away ("...
+    should be avoided"), a closing "and I hate it". Two of them agree rather than cancel ("Clichés are a crutch for
+    lazy writers.", "Dialogue is boring and tedious.")."""
+    text = MORE_IDIOM.sub(" ", text)  # a complaint denied is none ("Dialogue never bores me.")
+    return int(any(p.search(text) for p in (COMPLAINT, TRAILING, SAID_OF_IT)))
 
 
 def _turns_about_it(match: re.Match) -> int:
@@ -718,7 +733,7 @@ def framed_core(text: str) -> str | None:
     if TOO_WORD.search(clause) or AMOUNT.search(clause):
         return None
     kept = MORE_IDIOM.sub(" ", clause)  # "spare no", "nothing beats": no turn, and not the thing itself
-    turns = len(_turns(kept)) + len(verdicts)
+    turns = _turn_count(kept) + len(verdicts)
     if turns % 2 == 0:
         return None
     return _core(kept)
@@ -769,6 +784,13 @@ def _turns(clause: str) -> list[tuple[int, int, bool]]:
     negators = [(m.start(), m.end(), False) for m in NEGATOR.finditer(clause)
                 if not any(a <= m.start() < b for a, b, _ in complaints)]  # fmt: skip
     return sorted(complaints + negators)
+
+
+def _turn_count(clause: str) -> int:
+    """How many times a clause turns what it names: each negator outside a complaint, and its complaints once (two
+    complaints agree: "Emoji are tacky and annoying.")."""
+    turns = _turns(clause)
+    return sum(not complaint for _, _, complaint in turns) + any(complaint for _, _, complaint in turns)
 
 
 def _absent_at(clause: str, start: int) -> bool:
