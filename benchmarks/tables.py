@@ -115,7 +115,7 @@ PREVIOUS_CRITERIA = (
     "Previous stop: the same folder with the previous stop's crm.json (`gate_slope_reference` 0: brevity forgiven at "
     "AlpacaEval's rate on every bench; now none on creative, whose quality term charges nothing for length), both "
     "columns on this machine's embedding store; only the anti-cliché rows move (docs/experiments.md). The word lists "
-    "of VERSION 20-28 read none of these wishes differently."
+    "of VERSION 20-29 read none of these wishes differently."
 )
 
 
@@ -128,7 +128,7 @@ PREVIOUS_JUDGE = (
     "24) knew exclamation marks by their name but not by their sign (\"No '!' please.\" read as fewer greetings), and "
     "they and the readers read a wish for more of a thing said through its absence or through an idiom of plenty as "
     'one for less ("Answers without emoji feel cold.", "Don\'t skip the caveats.", "Feel free to use emoji."): '
-    "VERSION 25 and 27 (26 and 28 read no validation sentence differently; docs/experiments.md). The judge "
+    "VERSION 25 and 27 (26, 28 and 29 read no validation sentence differently; docs/experiments.md). The judge "
     "report's rows read no sentence differently (its wishes, by training/experiments/cue_diff.py) and are the "
     "committed runs (the previous column there: 79e4953)."
 )
