@@ -100,20 +100,22 @@ def report_card_table(r: dict | None = None) -> str:
     return "\n".join(lines)
 
 
-# the bench table was measured again at the twenty-fourth stop, both columns on this machine's embedding store
+# the bench table was last measured at the twenty-fourth stop, both columns on this machine's embedding store
 PREVIOUS = (
-    "Previous stop: the same folder with the previous stop's crm.json (`gate_slope_reference` 0: brevity forgiven at "
-    "AlpacaEval's rate, 0.3 logits a doubling of words, on every bench; now scaled down where a bench's quality term "
-    "charges less for it: MT-bench 0.44 of it, creative none), both columns on this machine's embedding store "
-    "(its vectors differ from the earlier runs' in float noise: MT-bench's tau 0.652 there, 0.647 here; "
-    "docs/experiments.md)."
+    "Previous: measured at the twenty-fourth stop, the same folder with the twenty-third stop's crm.json "
+    "(`gate_slope_reference` 0: brevity forgiven at AlpacaEval's rate, 0.3 logits a doubling of words, on every "
+    "bench; now scaled down where a bench's quality term charges less for it: MT-bench 0.44 of it, creative none), "
+    "both columns on this machine's embedding store (its vectors differ from the earlier runs' in float noise: "
+    "MT-bench's tau 0.652 there, 0.647 here; docs/experiments.md). The twenty-fifth stop's word lists (VERSION 25-29) "
+    "read neither wish differently."
 )
 
 
-# the criteria-of-2025 table was measured again at the twenty-fourth stop, both columns on this machine's store
+# the criteria-of-2025 table was last measured at the twenty-fourth stop, both columns on this machine's store
 PREVIOUS_CRITERIA = (
-    "Previous stop: the same folder with the previous stop's crm.json (`gate_slope_reference` 0: brevity forgiven at "
-    "AlpacaEval's rate on every bench; now none on creative, whose quality term charges nothing for length), both "
+    "Previous: measured at the twenty-fourth stop, the same folder with the twenty-third stop's crm.json "
+    "(`gate_slope_reference` 0: brevity forgiven at AlpacaEval's rate on every bench; now none on creative, whose "
+    "quality term charges nothing for length), both "
     "columns on this machine's embedding store; only the anti-cliché rows move (docs/experiments.md). The word lists "
     "of VERSION 20-29 read none of these wishes differently."
 )
