@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "training" / "experiments"))
 
 from crm_core.compositional import cues  # noqa: E402
-from cue_diff import CUES, compare, load_lists  # noqa: E402
+from cue_diff import CUES, compare, load_lists, unread_banks  # noqa: E402
 
 
 def test_a_turn_taken_out_of_an_older_copy_counts_as_a_change_to_the_asked_reading(tmp_path):
@@ -47,3 +47,11 @@ def test_the_older_lists_come_from_a_git_revision_or_the_command_says_what_is_wr
     assert hasattr(head, "read_cues") and head.VERSION
     with pytest.raises(SystemExit, match="neither a file nor a git revision"):
         load_lists("no-such-revision-anywhere")
+
+
+def test_a_set_kept_unread_is_named_among_the_banks_or_the_command_says_which_exist():
+    names = ["development", "wishes as typed, forty-sixth set (worn out, doubted)"]
+    assert unread_banks(names, ["wishes as typed, forty-sixth set (worn out, doubted)"]) == {names[1]}
+    assert unread_banks(names, []) == set()
+    with pytest.raises(ValueError, match="no such bank; known: 'development'"):
+        unread_banks(names, ["forty-sixth set"])

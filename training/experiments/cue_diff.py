@@ -11,6 +11,8 @@ sentences are not shown, so no change is made on them).
 
     uv run python training/experiments/cue_diff.py --old HEAD~1
     uv run python training/experiments/cue_diff.py --old /tmp/cues_before.py --wrong-only --output diff.json
+    uv run python training/experiments/cue_diff.py --old HEAD --unread "wishes as typed, forty-sixth set (worn out,
+        doubted)"   # a set kept unread until the change is made: counted, not shown
 """
 
 from __future__ import annotations
@@ -103,6 +105,14 @@ def banks(shared: Path) -> list[tuple[str, list[tuple[str, tuple[str, int] | Non
     return out
 
 
+def unread_banks(names: list[str], unread: list[str]) -> set[str]:
+    """The banks `--unread` names, each one of `names`; a name that is none of them is an error that lists them."""
+    unknown = [name for name in unread if name not in names]
+    if unknown:
+        raise ValueError(f"--unread {unknown[0]!r}: no such bank; known: {', '.join(map(repr, names))}")
+    return set(unread)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--old", required=True, help="the word lists before the change: a path to a cues.py, or a "
@@ -117,15 +127,24 @@ def main() -> None:
     )
     parser.add_argument("--output", type=Path, help="write every bank's counts and changed sentences (validation "
                         "counts only) as JSON here")  # fmt: skip
+    parser.add_argument("--unread", action="append", default=[], metavar="NAME",
+                        help="a development set kept unread until the change is made (repeatable; names as "
+                        "phrasings.reading_banks() gives them): counted like the validation bank, its sentences not "
+                        "shown")  # fmt: skip
     args = parser.parse_args()
     from crm_core.compositional import cues as new
 
+    all_banks = banks(args.shared)
+    try:
+        unread = unread_banks([name for name, _, _ in all_banks], args.unread)
+    except ValueError as error:
+        parser.error(str(error))
     old = load_lists(args.old)
     print(f"word lists VERSION {getattr(old, 'VERSION', '?')} -> {new.VERSION}")
     results = {}
-    for name, items, shown in banks(args.shared):
+    for name, items, shown in all_banks:
         result = compare(old, new, items)
-        if not shown:
+        if not shown or name in unread:
             result["changed"] = []  # counted, never shown
         results[name] = result
         counts = {k: v for k, v in result.items() if k not in ("sentences", "changed")}
