@@ -66,6 +66,16 @@ def test_rank_upper_bound_needs_confidence_not_just_a_higher_mean():
     assert rank_upper_bounds(always).tolist() == [1, 2]
 
 
+def test_no_bootstrap_draws_give_win_rates_and_no_false_certainty():
+    """samples=0 (engine.rank(bootstrap=0), a caller that wants only the order): win rates and exact intervals,
+    and Rank (UB) 1 for every model, not an IndexError from an empty quantile."""
+    outcomes = np.array([[1, 0, 0.5], [1, 0, 1], [1, 0.5, 0], [1, 0, 1]] * 10, dtype=float)
+    result = intervals(outcomes, samples=0)
+    assert result.win_rate.tolist() == [1.0, 0.125, 0.625]
+    assert result.rank_ub.tolist() == [1, 1, 1]
+    assert np.all(result.ci_low <= result.win_rate) and np.all(result.win_rate <= result.ci_high)
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_kendall_tau_b_matches_scipy_with_ties(seed):
     rng = np.random.default_rng(seed)

@@ -91,7 +91,9 @@ def quantile(values: np.ndarray, q: float | list[float]) -> np.ndarray:
 
 def rank_upper_bounds(boot: np.ndarray, level: float = 0.95) -> np.ndarray:
     """1 + how many models are better with confidence `level`: the lower `(1-level)/2` quantile of the paired
-    bootstrap difference (other - this) is above zero."""
+    bootstrap difference (other - this) is above zero. Without draws no model is better with confidence: 1 each."""
+    if not len(boot):
+        return np.ones(boot.shape[1], dtype=np.int64)
     diffs = boot[:, :, None] - boot[:, None, :]  # [b, other, this]
     with np.errstate(invalid="ignore"):
         lower = quantile(diffs, (1 - level) / 2)
