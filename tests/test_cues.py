@@ -643,6 +643,24 @@ def test_a_thing_worn_out_or_doubted_is_less_and_kept_coming_is_more():
     assert liked_core("Don't spare the quotations.") == "quotations"
 
 
+def test_the_least_decided_directions_in_more_words():
+    """VERSION 30 (development set 47): the four directions the report card decided least often held out."""
+    assert read_cues("Kill the purple prose.") == CueReading("ai_prose", -1)  # read as more before
+    assert read_cues("Kill the dialogue.") == CueReading("dialogue", -1)
+    assert read_cues("Keep it grounded, not flowery.") == CueReading("ai_prose", -1)
+    assert read_cues("Don't sound like a press release.") == CueReading("ai_prose", -1)
+    assert read_cues("Avoid \"it's not just X, it's Y\" constructions.") == CueReading("ai_prose", -1)
+    assert read_cues("Make it sound like my friend wrote it.") == CueReading("ai_prose", -1)
+    assert read_cues("It reads as if a bot wrote it; no thanks.") == CueReading("ai_prose", -1)  # a bot is no person
+    assert read_cues("Answer it straight.") == CueReading("nonanswer", -1)
+    assert read_cues("Answer straight away.") is None  # soon, not without dodging
+    assert read_cues("Play along.") == CueReading("nonanswer", -1)
+    assert read_cues("Don't water the story down.") == CueReading("nonanswer", -1)
+    assert read_cues("Don't turn it into a lesson on ethics.") == CueReading("nonanswer", -1)
+    assert read_cues("I read only English, whatever language I write in.") == CueReading("other_language", +1)
+    assert read_cues("I write in Finnish; answer in Finnish.") == CueReading("other_language", -1)
+
+
 def test_two_complaints_about_a_thing_agree():
     """Each complaint used to turn the thing once, so two turned it back ("Dialogue is boring and tedious." read as
     more dialogue)."""

@@ -90,6 +90,8 @@ READING_BANKS = [
     "wishes as typed, forty-fourth set (sent away, let off)",
     "wishes as typed, forty-fifth set (worn out, doubted)",
     "wishes as typed, forty-sixth set (worn out, doubted)",
+    "wishes as typed, forty-seventh set (the least decided)",
+    "wishes as typed, forty-eighth set (the least decided)",
     "third development",
     "fourth development",
     "fifth development",

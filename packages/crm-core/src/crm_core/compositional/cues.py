@@ -70,7 +70,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "29"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "30"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -179,6 +179,8 @@ _CUES: list[tuple[str, int, str]] = [
                      r"|\bclich\w*|\bstock (?:phrases?|words?|expressions?|prose|language|lines?|metaphors?|images?|"
                      r"imagery|phrasing|idioms?)\b|\bpurple prose\b"
                      r"|\bslop\b|\bboilerplate\b|\bbuzzwords?\b|\bdelve\b|\btapestry\b|\bformulaic\b|\brobotic\b"
+                     r"|\bflowery\b|\bflourishes\b|\bpress[- ]releases?\b"
+                     r"|\bnot (?:just |only |merely )?x,? (?:but |it'?s |it is )(?:also )?y\b"
                      r"|\b(?:canned|generic|overwrought|flowery|hackneyed|trite|tired|stale|worn[- ]out|well[- ]worn|"
                      r"overused|overworked|recycled|cookie[- ]cutter|mass[- ]produced|predictable|mechanical|"
                      r"synthetic|templated|template[- ](?:like|style))(?:,? (?:and )?[\w-]+)? (?:prose|phrases?|"
@@ -202,11 +204,15 @@ _CUES: list[tuple[str, int, str]] = [
                      r"|\bthe way (?:a |an )?(?:real )?(?:human|person|writer|author|novelist)\b"
                      r"|\b(?:fresh|original) (?:wording|prose|language|phrasing)\b"
                      r"|\b(?:came|come|comes|written|made) (?:from|by) (?:a |an )?(?:real )?(?:human(?: being)?|"
-                     r"person|writer)\b"),
+                     r"person|writer)\b"
+                     r"|\b(?:like|as if|as though) (?:a |an |my |your |some |the )?(?:\w+ )?"
+                     r"(?!(?:ai|a\.i\.|chatbot|machine|robot|bot|chat ?gpt|gpt|llm|model|computer|assistant)\b)\w+ "
+                     r"(?:wrote|had written|could have written|would write|might write) (?:it|this|that)\b"),
     ("nonanswer", +1, r"\brefus\w*|\bdeclin\w*|\bturn\w* (?:it |them |that |those )?down\b|\bdeflect\w*|\bdodg\w*"
                       r"|\bevasi\w*|\bevad\w*"
                       r"|\bsidestep\w*|\blectur\w*|\bmorali[sz]\w*|\bpreach\w*|\bsermon\w*|\bnon-?answers?\b"
-                      r"|\bcop[- ]?outs?\b|\bwater\w*[- ]down\b|\bboth[- ]sides\b|\bchang\w* the (?:subject|topic)\b"
+                      r"|\bcop[- ]?outs?\b|\bwater\w*(?:[- ]| (?:\w+ ){1,2}?)down\b|\bboth[- ]sides\b"
+                      r"|\bchang\w* the (?:subject|topic)\b"
                       r"|\b(?:won't|will not) (?:write|do|help|produce|create|generate|answer)\b"
                       r"|\bexcuses\b|(?<!wouldn't )(?<!would not )(?<!never )\bsay\w* no\b|\bpush\w* ?back\b"
                       r"|\bturn\w* away\b|\bhold\w* the line\b"
@@ -229,6 +235,7 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\bduck(?:s|ed|ing)? (?:out of\b|(?:the |my |your |a |hard |difficult |tough |cruel |awkward |"
                       r"nasty )+(?:questions?|requests?|tasks?|issues?|topics?|prompts?)\b)"
                       r"|\bwhy (?:you|it) (?:can't|cannot|can not|won't|will not|shouldn't)\b"
+                      r"|\blessons? (?:on|in|about) (?:ethics|morals?|morality)\b"
                       r"|\bmoral(?:ity|i[sz]ing)? lessons?\b|\b(?:a|the) moral\b(?! (?:dilemma|question|issue|choice|"
                       r"philosoph))"
                       r"|\b(?:turn|make)\w* (?:my |the |this )?(?:request|question|prompt|task) into a (?:lesson|"
@@ -252,7 +259,9 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\bvastaa kysymykseen\b|直接回答"
                       r"|\b(?:älä|älkää) (?:kieltäydy|kiellä|saarnaa|luennoi|moralisoi|väistä)\w*"
                       r"|(?:不要|别|不用|勿)(?:拒绝|说教|回避)"
-                      r"|\bstraight answers?\b|\bdo what i (?:tell|told)\b|\b(?:exactly )?as (?:requested|instructed|"
+                      r"|\bstraight answers?\b|\bplay\w* along\b|\btake (?:a|one) side\b"
+                      r"|\banswer\w* (?:it |me |this |that |the question |my question )?straight\b(?! away| off)"
+                      r"|\bdo what i (?:tell|told)\b|\b(?:exactly )?as (?:requested|instructed|"
                       r"written|i (?:asked|requested|said|wrote))\b"
                       r"|\bget\w* on with (?:it|the job|the task|the work|things)\b"
                       r"|\b(?:do|write|give me) the (?:thing|piece|text|essay|story|task) i (?:asked|requested)"
@@ -339,6 +348,7 @@ NEGATOR = re.compile(
     r"lay\w* off|knock\w* (?:it )?off(?: with)?|cool it (?:with|on)|aside(?! from)|"  # "Lay off the clichés."
     r"had (?:my|our) fill of|tone it down with|trim\w*|spare the|"  # "I've had my fill of tables."
     r"(?:do|does) (?:we|i|you|anyone|it) (?:really |honestly |even |actually )?need|"  # "Do we really need X?"
+    r"^\s*(?:please )?kill(?= (?:the|all|any|those|these|your|off)\b)|"  # "Kill the purple prose."
     r"(?<!they're )(?<!they are )(?<!it's )(?<!it is )missing(?! the point)|"  # not "I miss X when they're missing"
     r"(?<!for )(?<!of )(?<!spread )(?<!spreading )(?<!promote )(?<!promoting )hat(?:e|es|ed|ing)(?! speech| content)|"
     r"dislike\w*|detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare me|free of|"
@@ -513,6 +523,7 @@ ASKED_OTHER = re.compile(r"\b(?:questions?|prompts?|messages?|requests?|ask\w*|w
                          r"(?: \w+){0,2}? in (?:an? )?(?:other|another|different|foreign) languages?\b")  # fmt: skip
 # the answer's language: "answer in English", "switch to English", "English replies", "give me English"
 ANSWER_IN = re.compile(rf"\b(?:in|into|to|give me) (?P<a>{_LANG})\b"
+                       rf"|\b(?:i|we) (?:can )?(?:only )?(?:read|understand)\w* (?:only )?(?P<e>{_LANG})\b"
                        rf"|\b(?P<b>{_LANG}) (?:answers?|replies|reply|responses?|output|back|only|out)\b"
                        rf"|\b(?:should|must|to|will|always) be (?:in )?(?P<c>{_LANG})\b"
                        rf"|\b(?P<d>{_LANG}) for (?:my |the |any |all )?(?={_LANG}\b)")  # fmt: skip

@@ -237,7 +237,9 @@ def wish_development_set(n: int) -> list[Phrasing]:
     a dislike denied, "Emoji never bother me.", and what the answers keep doing, "You keep repeating yourself.",
     VERSION 26; 41/42 idioms of plenty, "Feel free to use emoji.", "Pile on the tables.", VERSION 27; 43/44 sent
     away and let off, "Emoji belong elsewhere.", "Lay off the clichés.", "Throw in a table.", VERSION 28; 45/46 worn
-    out and doubted, "Emoji are so last year.", "Do we really need tables?", "Keep the links coming.", VERSION 29)."""
+    out and doubted, "Emoji are so last year.", "Do we really need tables?", "Keep the links coming.", VERSION 29;
+    47/48 the four directions decided least often held out, "Kill the purple prose.", "Answer it straight.", "Don't
+    water the story down.", VERSION 30)."""
     return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
@@ -292,6 +294,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, forty-fourth set (sent away, let off)": wish_development_set(44),
             "wishes as typed, forty-fifth set (worn out, doubted)": wish_development_set(45),
             "wishes as typed, forty-sixth set (worn out, doubted)": wish_development_set(46),
+            "wishes as typed, forty-seventh set (the least decided)": wish_development_set(47),
+            "wishes as typed, forty-eighth set (the least decided)": wish_development_set(48),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
