@@ -16,7 +16,11 @@ counts it; variants:
   (win rates over the baseline, the baseline in the panel), twice over (seventh session);
 - `own panel top S x0.5, R round(s)`: as served since the fourteenth session (usl_space.instant.own_panel,
   ServingConfig.panel_share): the first board is the served one (every entry in the consensus, junk included),
-  models ranked by their mean quality above each query's mean, every entry eligible, chosen R times.
+  models ranked by their mean quality above each query's mean, every entry eligible, chosen R times;
+- `own panel by beats|sigmoid top S x0.5`: the same with another score for a model (`own_panel_by`): the mean share of
+  its query's other answers it beats (a Borda count, so one outlying query weighs no more than another), or its mean
+  P(preferred) against each (twenty-sixth session; `--scales 0.5 --output
+  training/experiments/results/consensus_reference_panel_scores.json`: not served, docs/experiments.md).
 
 Choices are made on AlpacaEval's training half (development; tau vs the published length-controlled win rates);
 MT-bench (tau vs the published MT-bench scores, which never choose anything) and the junk entries of
@@ -86,8 +90,35 @@ def general_board(quality: np.ndarray, keys: list[tuple[int, str]], baseline: st
     return {m: float(np.mean(v)) for m, v in total.items()}
 
 
+def own_panel_by(quality: np.ndarray, keys: list[tuple[int, str]], share: float, how: str) -> list[str]:
+    """The own panel with another score for a model than its mean quality above its query's mean: `beats`, the
+    mean share of the query's other answers its answer scores above (a Borda count: one outlying query weighs no
+    more than any other), or `sigmoid`, the mean P(preferred) against each other answer to the query. Neither names
+    a model."""
+    groups: dict[int, list[int]] = {}
+    for r, (i, _) in enumerate(keys):
+        groups.setdefault(i, []).append(r)
+    per_row = np.zeros(len(keys))
+    for rows in groups.values():
+        q = quality[rows]
+        if len(rows) < 2:
+            continue
+        diff = q[:, None] - q[None, :]
+        if how == "beats":
+            per_row[rows] = ((diff > 0).sum(axis=1) + 0.5 * ((diff == 0).sum(axis=1) - 1)) / (len(rows) - 1)
+        elif how == "sigmoid":
+            per_row[rows] = ((1 / (1 + np.exp(-diff))).sum(axis=1) - 0.5) / (len(rows) - 1)
+        else:
+            raise ValueError(f"unknown panel score {how!r}")
+    names = sorted({m for _, m in keys})
+    score = {m: float(np.mean([per_row[r] for r, (_, mm) in enumerate(keys) if mm == m])) for m in names}
+    ranked = sorted(names, key=lambda m: -score[m])
+    return sorted(ranked[: max(2, round(share * len(names)))])
+
+
 def self_chosen(network: np.ndarray, first: np.ndarray, keys: list[tuple[int, str]], pool: list[str], share: float,
-                k: float, rounds: int, baseline: str | None, signals: tuple) -> np.ndarray:  # fmt: skip
+                k: float, rounds: int, baseline: str | None, signals: tuple,
+                how: str = "above") -> np.ndarray:  # fmt: skip
     """The quality term with a panel the bench chooses itself, `rounds` times, from the quality term before (`first`,
     then this one's), each answer compared with those other than its own at `k` x the reference weights. With a
     `baseline` (the seventh session's variants): the top `share` of the `pool` models by win rate over the baseline,
@@ -101,8 +132,10 @@ def self_chosen(network: np.ndarray, first: np.ndarray, keys: list[tuple[int, st
             board = general_board(quality, keys, baseline)
             ranked = sorted((m for m in board if m in pool), key=lambda m: -board[m])
             chosen = set(ranked[: max(2, round(share * len(ranked)))]) | {baseline}
-        else:
+        elif how == "above":
             chosen = set(own_panel(quality, keys, share))
+        else:
+            chosen = set(own_panel_by(quality, keys, share, how))
         top_rows = {i: [r for r in rows if keys[r][1] in chosen] for i, rows in groups.items()}
         t_ref, t_lex, t_rel = consensus_signals(groups, top_rows, vecs, lex, words)
         reference = (
@@ -187,6 +220,11 @@ def main(argv: list[str] | None = None) -> int:
             for rounds in (1, 2):
                 variants[f"own panel top {share:g} x0.5, {rounds} round(s)"] = self_chosen(
                     side.quality, side.quality + 0.5 * every, keys, [], share, 0.5, rounds, None, signals
+                )
+        for how in ("beats", "sigmoid"):
+            for share in (0.33, 0.5):
+                variants[f"own panel by {how} top {share:g} x0.5"] = self_chosen(
+                    side.quality, side.quality + 0.5 * every, keys, [], share, 0.5, 1, None, signals, how
                 )
         for only, signal, w in (("refsim", refsim, "refsim_weight"), ("lexsim", lexsim, "lexsim_weight")):
             variants[f"consensus, {only} only"] = side.quality + weights[w] * signal
