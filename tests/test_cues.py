@@ -661,6 +661,24 @@ def test_the_least_decided_directions_in_more_words():
     assert read_cues("I write in Finnish; answer in Finnish.") == CueReading("other_language", -1)
 
 
+def test_fewer_non_answers_less_dialogue_and_another_language_again():
+    """VERSION 31 (development set 49)."""
+    assert read_cues("Deliver what I asked.") == CueReading("nonanswer", -1)  # more questions back by the readers
+    assert read_cues("Honor my request.") == CueReading("nonanswer", -1)
+    assert read_cues("Treat me like an adult.") == CueReading("nonanswer", -1)
+    assert read_cues("Follow through on the task.") == CueReading("nonanswer", -1)
+    assert read_cues("Don't be squeamish.") == CueReading("nonanswer", -1)
+    assert read_cues("Don't chicken out.") == CueReading("nonanswer", -1)
+    assert read_cues("Don't redirect me to something else.") == CueReading("nonanswer", -1)
+    assert read_cues("Answer without the safety speech.") == CueReading("nonanswer", -1)  # not speech as dialogue
+    assert read_cues("Avoid scripted exchanges.") == CueReading("dialogue", -1)  # fewer code blocks by the readers
+    assert read_cues("I don't like talky stories.") == CueReading("dialogue", -1)
+    assert read_cues("No he-said-she-said.") == CueReading("dialogue", -1)
+    assert read_cues("Keep the cast quiet.") == CueReading("dialogue", -1)
+    assert read_cues("Use English every time.") == CueReading("other_language", +1)
+    assert read_cues("I use Finnish, so answer in Finnish.") == CueReading("other_language", -1)  # the question's
+
+
 def test_two_complaints_about_a_thing_agree():
     """Each complaint used to turn the thing once, so two turned it back ("Dialogue is boring and tedious." read as
     more dialogue)."""

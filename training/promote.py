@@ -92,6 +92,8 @@ READING_BANKS = [
     "wishes as typed, forty-sixth set (worn out, doubted)",
     "wishes as typed, forty-seventh set (the least decided)",
     "wishes as typed, forty-eighth set (the least decided)",
+    "wishes as typed, forty-ninth set (the least decided, again)",
+    "wishes as typed, fiftieth set (the least decided, again)",
     "third development",
     "fourth development",
     "fifth development",

@@ -70,7 +70,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "30"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "31"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -99,7 +99,8 @@ _CUES: list[tuple[str, int, str]] = [
                      r"everybody)(?: \w+){0,2} (?:talk|speak|chat|convers|argu|discuss)\w*"
                      r"|\b(?:lively|witty|snappy|sharp|spoken|verbal|heated)? ?exchanges? between\b"
                      r"|\b(?:lively|witty|snappy|sharp|spoken|verbal) exchanges?\b|\bchatter\b|\bchit-?chat\b"
-                     r"|\brepartee\b|\bscreenplay\b"
+                     r"|\brepartee\b|\bscreenplay\b|\btalky\b|\bhe[- ]said[- ]she[- ]said\b"
+                     r"|\bscripted (?:exchanges?|conversations?|lines|scenes?)\b"
                      r"|\b(?:say|said|says|speak|speaks|spoke|talk\w*)(?: \w+)? (?:aloud|out loud)\b"
                      r"|\bgiv\w* (?:the |each |every |all )?(?:characters?|them|people)(?: \w+){0,2} lines\b"
                      r"|\bhash\w* (?:it|things) out\b|\b(?:as|like|into|make it|in the form of) an? (?:script|"
@@ -121,7 +122,7 @@ _CUES: list[tuple[str, int, str]] = [
                      r"chat\w*|spoke|speak\w*)\b"
                      r"|\b(?:summari[sz]|report|recount|describ)\w* (?:the |their |any |a |each )?(?:conversations?|"
                      r"dialog(?:ue)?s?|talk|exchanges?|chat)\b|\b(?:indirect|reported) speech\b"
-                     r"|\b(?:characters?|people|they|them|everyone|everybody)(?: \w+){0,2} (?:quiet|silent|mute)\b"
+                     r"|\b(?:characters?|people|they|them|everyone|everybody|cast)(?: \w+){0,2} (?:quiet|silent|mute)\b"
                      r"|\bparaphras\w* (?:\w+ ){0,3}(?:instead of|rather than) quot\w*"
                      r"(?: (?:them|him|her|the characters?))?"),
     ("repetition", +1, r"(?<!non-)(?<!non)\brepeat\w*(?! words)|(?<!non-)(?<!non)\brepetit\w*|\bredundan\w*"
@@ -235,7 +236,8 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\bduck(?:s|ed|ing)? (?:out of\b|(?:the |my |your |a |hard |difficult |tough |cruel |awkward |"
                       r"nasty )+(?:questions?|requests?|tasks?|issues?|topics?|prompts?)\b)"
                       r"|\bwhy (?:you|it) (?:can't|cannot|can not|won't|will not|shouldn't)\b"
-                      r"|\blessons? (?:on|in|about) (?:ethics|morals?|morality)\b"
+                      r"|\blessons? (?:on|in|about) (?:ethics|morals?|morality)\b|\bsafety speech\w*|\bredirect\w*"
+                      r"|\bsqueamish\b|\bchicken\w* out\b"
                       r"|\bmoral(?:ity|i[sz]ing)? lessons?\b|\b(?:a|the) moral\b(?! (?:dilemma|question|issue|choice|"
                       r"philosoph))"
                       r"|\b(?:turn|make)\w* (?:my |the |this )?(?:request|question|prompt|task) into a (?:lesson|"
@@ -252,14 +254,15 @@ _CUES: list[tuple[str, int, str]] = [
                       r"(?:that|this)\b"),
     ("nonanswer", -1, r"\bcompl(?:y|ies|ied|iance|iant)\b|\bdo (?:exactly |just )?what i (?:ask|asked|say|said)\b"
                       r"|\b(?:just|simply) (?:answer|do (?:it|the task)|write it)\b"
-                      r"|\b(?:do|write|give me|answer) (?:exactly |just )?what i (?:ask\w*|say|said|want\w*|"
+                      r"|\b(?:do|write|give me|answer|deliver) (?:exactly |just )?what i (?:ask\w*|say|said|want\w*|"
                       r"request\w*)\b"
                       r"|\banswer the (?:actual |real )?(?:question|prompt|request)(?: i asked)?\b"
                       r"|\banswer what i (?:ask|asked)\b|\bat face value\b|\bsay\w* yes\b"
                       r"|\bvastaa kysymykseen\b|直接回答"
                       r"|\b(?:älä|älkää) (?:kieltäydy|kiellä|saarnaa|luennoi|moralisoi|väistä)\w*"
                       r"|(?:不要|别|不用|勿)(?:拒绝|说教|回避)"
-                      r"|\bstraight answers?\b|\bplay\w* along\b|\btake (?:a|one) side\b"
+                      r"|\bstraight answers?\b|\bplay\w* along\b|\btake (?:a|one) side\b|\bfollow\w* through\b"
+                      r"|\bhonou?r\w* (?:my|the|every|each|this) (?:request|prompt|task)s?\b|\blike an adult\b"
                       r"|\banswer\w* (?:it |me |this |that |the question |my question )?straight\b(?! away| off)"
                       r"|\bdo what i (?:tell|told)\b|\b(?:exactly )?as (?:requested|instructed|"
                       r"written|i (?:asked|requested|said|wrote))\b"
@@ -524,6 +527,7 @@ ASKED_OTHER = re.compile(r"\b(?:questions?|prompts?|messages?|requests?|ask\w*|w
 # the answer's language: "answer in English", "switch to English", "English replies", "give me English"
 ANSWER_IN = re.compile(rf"\b(?:in|into|to|give me) (?P<a>{_LANG})\b"
                        rf"|\b(?:i|we) (?:can )?(?:only )?(?:read|understand)\w* (?:only )?(?P<e>{_LANG})\b"
+                       rf"|\buse (?P<f>{_LANG})\b"
                        rf"|\b(?P<b>{_LANG}) (?:answers?|replies|reply|responses?|output|back|only|out)\b"
                        rf"|\b(?:should|must|to|will|always) be (?:in )?(?P<c>{_LANG})\b"
                        rf"|\b(?P<d>{_LANG}) for (?:my |the |any |all )?(?={_LANG}\b)")  # fmt: skip

@@ -239,7 +239,8 @@ def wish_development_set(n: int) -> list[Phrasing]:
     away and let off, "Emoji belong elsewhere.", "Lay off the clichés.", "Throw in a table.", VERSION 28; 45/46 worn
     out and doubted, "Emoji are so last year.", "Do we really need tables?", "Keep the links coming.", VERSION 29;
     47/48 the four directions decided least often held out, "Kill the purple prose.", "Answer it straight.", "Don't
-    water the story down.", VERSION 30)."""
+    water the story down.", VERSION 30; 49/50 fewer non-answers, less dialogue and another language again, "Deliver
+    what I asked.", "No he-said-she-said.", "Use English every time.", VERSION 31)."""
     return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
@@ -296,6 +297,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, forty-sixth set (worn out, doubted)": wish_development_set(46),
             "wishes as typed, forty-seventh set (the least decided)": wish_development_set(47),
             "wishes as typed, forty-eighth set (the least decided)": wish_development_set(48),
+            "wishes as typed, forty-ninth set (the least decided, again)": wish_development_set(49),
+            "wishes as typed, fiftieth set (the least decided, again)": wish_development_set(50),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
