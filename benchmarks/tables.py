@@ -106,8 +106,8 @@ PREVIOUS = (
     "(`gate_slope_reference` 0: brevity forgiven at AlpacaEval's rate, 0.3 logits a doubling of words, on every "
     "bench; now scaled down where a bench's quality term charges less for it: MT-bench 0.44 of it, creative none), "
     "both columns on this machine's embedding store (its vectors differ from the earlier runs' in float noise: "
-    "MT-bench's tau 0.652 there, 0.647 here; docs/experiments.md). The twenty-fifth stop's word lists (VERSION 25-29) "
-    "read neither wish differently."
+    "MT-bench's tau 0.652 there, 0.647 here; docs/experiments.md). The word lists of the twenty-fifth and "
+    "twenty-sixth stops (VERSION 25-31) read neither wish differently."
 )
 
 
@@ -117,22 +117,21 @@ PREVIOUS_CRITERIA = (
     "(`gate_slope_reference` 0: brevity forgiven at AlpacaEval's rate on every bench; now none on creative, whose "
     "quality term charges nothing for length), both "
     "columns on this machine's embedding store; only the anti-cliché rows move (docs/experiments.md). The word lists "
-    "of VERSION 20-29 read none of these wishes differently."
+    "of VERSION 20-31 read none of these wishes differently."
 )
 
 
-# the judge table's report-card rows (its first six) were measured again at the twenty-fifth stop, whose word lists
-# read exclamation marks named by their sign, more of a thing said through its absence and idioms of plenty; the
-# judge report's rows read no sentence differently, as committed
+# the judge table's report-card rows (its first six) were measured again at the twenty-sixth stop, whose word lists
+# read stock prose, declining and the answer's language in more words; the judge report's rows read no sentence
+# differently, as committed
 PREVIOUS_JUDGE = (
-    "Previous stop: the same folder run by the previous stop's code (693e844), the report card's rows (the first "
-    "six) measured again this stop with both columns on this machine's embedding store. Its word lists (cues VERSION "
-    "24) knew exclamation marks by their name but not by their sign (\"No '!' please.\" read as fewer greetings), and "
-    "they and the readers read a wish for more of a thing said through its absence or through an idiom of plenty as "
-    'one for less ("Answers without emoji feel cold.", "Don\'t skip the caveats.", "Feel free to use emoji."): '
-    "VERSION 25 and 27 (26, 28 and 29 read no validation sentence differently; docs/experiments.md). The judge "
-    "report's rows read no sentence differently (its wishes, by training/experiments/cue_diff.py) and are the "
-    "committed runs (the previous column there: 79e4953)."
+    "Previous stop: the same folder run by the previous stop's code (a9d8fc1, cues VERSION 29), the report card's "
+    "rows (the first six) measured again this stop with both columns on this machine's embedding store. This stop's "
+    'VERSION 30 reads stock prose, declining and the answer\'s language in more words ("Kill the purple prose.", read '
+    'as more stock prose before; "Keep it grounded, not flowery."; "Answer it straight."), so one more validation '
+    "phrasing reads right (VERSION 31 reads none differently; docs/experiments.md). The judge report's rows read no "
+    "sentence differently (its wishes, by training/experiments/cue_diff.py) and are the committed runs (the previous "
+    "column there: 79e4953)."
 )
 
 
