@@ -679,6 +679,18 @@ def test_fewer_non_answers_less_dialogue_and_another_language_again():
     assert read_cues("I use Finnish, so answer in Finnish.") == CueReading("other_language", -1)  # the question's
 
 
+def test_the_turns_of_versions_30_and_31_in_their_other_spellings():
+    """VERSION 32: the synonyms and spellings held back from 30 and 31 until their unread sets were read."""
+    assert read_cues("Pick a side when I ask for one.") == CueReading("nonanswer", -1)  # more declining by the readers
+    assert read_cues("No ethics lessons.") == CueReading("nonanswer", -1)
+    assert read_cues("Spare me the safety talk.") == CueReading("nonanswer", -1)
+    assert read_cues("Treat me as a grown-up.") == CueReading("nonanswer", -1)
+    assert read_cues("No he said, she said.") == CueReading("dialogue", -1)
+    assert read_cues('No "not a X, it\'s a Y" lines.') == CueReading("ai_prose", -1)
+    assert read_cues("Links that redirect to sources are fine.") is None  # a link's redirect is no deflection
+    assert read_cues("Don't redirect the request.") == CueReading("nonanswer", -1)
+
+
 def test_two_complaints_about_a_thing_agree():
     """Each complaint used to turn the thing once, so two turned it back ("Dialogue is boring and tedious." read as
     more dialogue)."""

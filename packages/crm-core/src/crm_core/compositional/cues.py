@@ -70,7 +70,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "31"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "32"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -99,7 +99,7 @@ _CUES: list[tuple[str, int, str]] = [
                      r"everybody)(?: \w+){0,2} (?:talk|speak|chat|convers|argu|discuss)\w*"
                      r"|\b(?:lively|witty|snappy|sharp|spoken|verbal|heated)? ?exchanges? between\b"
                      r"|\b(?:lively|witty|snappy|sharp|spoken|verbal) exchanges?\b|\bchatter\b|\bchit-?chat\b"
-                     r"|\brepartee\b|\bscreenplay\b|\btalky\b|\bhe[- ]said[- ]she[- ]said\b"
+                     r"|\brepartee\b|\bscreenplay\b|\btalky\b|\b(?:he|she)[- ]said,?[- ](?:he|she)[- ]said\b"
                      r"|\bscripted (?:exchanges?|conversations?|lines|scenes?)\b"
                      r"|\b(?:say|said|says|speak|speaks|spoke|talk\w*)(?: \w+)? (?:aloud|out loud)\b"
                      r"|\bgiv\w* (?:the |each |every |all )?(?:characters?|them|people)(?: \w+){0,2} lines\b"
@@ -181,7 +181,7 @@ _CUES: list[tuple[str, int, str]] = [
                      r"imagery|phrasing|idioms?)\b|\bpurple prose\b"
                      r"|\bslop\b|\bboilerplate\b|\bbuzzwords?\b|\bdelve\b|\btapestry\b|\bformulaic\b|\brobotic\b"
                      r"|\bflowery\b|\bflourishes\b|\bpress[- ]releases?\b"
-                     r"|\bnot (?:just |only |merely )?x,? (?:but |it'?s |it is )(?:also )?y\b"
+                     r"|\bnot (?:just |only |merely )?(?:an? )?x,? (?:but |it'?s |it is )(?:also |rather )?(?:an? )?y\b"
                      r"|\b(?:canned|generic|overwrought|flowery|hackneyed|trite|tired|stale|worn[- ]out|well[- ]worn|"
                      r"overused|overworked|recycled|cookie[- ]cutter|mass[- ]produced|predictable|mechanical|"
                      r"synthetic|templated|template[- ](?:like|style))(?:,? (?:and )?[\w-]+)? (?:prose|phrases?|"
@@ -236,7 +236,9 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\bduck(?:s|ed|ing)? (?:out of\b|(?:the |my |your |a |hard |difficult |tough |cruel |awkward |"
                       r"nasty )+(?:questions?|requests?|tasks?|issues?|topics?|prompts?)\b)"
                       r"|\bwhy (?:you|it) (?:can't|cannot|can not|won't|will not|shouldn't)\b"
-                      r"|\blessons? (?:on|in|about) (?:ethics|morals?|morality)\b|\bsafety speech\w*|\bredirect\w*"
+                      r"|\blessons? (?:on|in|about) (?:ethics|morals?|morality)\b|\b(?:ethics|morality) lessons?\b"
+                      r"|\bsafety (?:speech|talk|lecture|sermon)\w*"
+                      r"|\bredirect\w* (?:me|us|it|(?:the|my) (?:request|question|prompt|task))\b"
                       r"|\bsqueamish\b|\bchicken\w* out\b"
                       r"|\bmoral(?:ity|i[sz]ing)? lessons?\b|\b(?:a|the) moral\b(?! (?:dilemma|question|issue|choice|"
                       r"philosoph))"
@@ -261,8 +263,10 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\bvastaa kysymykseen\b|直接回答"
                       r"|\b(?:älä|älkää) (?:kieltäydy|kiellä|saarnaa|luennoi|moralisoi|väistä)\w*"
                       r"|(?:不要|别|不用|勿)(?:拒绝|说教|回避)"
-                      r"|\bstraight answers?\b|\bplay\w* along\b|\btake (?:a|one) side\b|\bfollow\w* through\b"
-                      r"|\bhonou?r\w* (?:my|the|every|each|this) (?:request|prompt|task)s?\b|\blike an adult\b"
+                      r"|\bstraight answers?\b|\bplay\w* along\b|\b(?:take|pick|choose) (?:a|one) side\b"
+                      r"|\bfollow\w* through\b"
+                      r"|\bhonou?r\w* (?:my|the|every|each|this) (?:request|prompt|task)s?\b"
+                      r"|\b(?:like|as) an? (?:adult|grown-?up)\b"
                       r"|\banswer\w* (?:it |me |this |that |the question |my question )?straight\b(?! away| off)"
                       r"|\bdo what i (?:tell|told)\b|\b(?:exactly )?as (?:requested|instructed|"
                       r"written|i (?:asked|requested|said|wrote))\b"
