@@ -107,7 +107,7 @@ PREVIOUS = (
     "bench; now scaled down where a bench's quality term charges less for it: MT-bench 0.44 of it, creative none), "
     "both columns on this machine's embedding store (its vectors differ from the earlier runs' in float noise: "
     "MT-bench's tau 0.652 there, 0.647 here; docs/experiments.md). The word lists of the twenty-fifth and "
-    "twenty-sixth stops (VERSION 25-31) read neither wish differently."
+    "twenty-sixth stops (VERSION 25-32) read neither wish differently."
 )
 
 
@@ -117,7 +117,7 @@ PREVIOUS_CRITERIA = (
     "(`gate_slope_reference` 0: brevity forgiven at AlpacaEval's rate on every bench; now none on creative, whose "
     "quality term charges nothing for length), both "
     "columns on this machine's embedding store; only the anti-cliché rows move (docs/experiments.md). The word lists "
-    "of VERSION 20-31 read none of these wishes differently."
+    "of VERSION 20-32 read none of these wishes differently."
 )
 
 
@@ -129,9 +129,9 @@ PREVIOUS_JUDGE = (
     "rows (the first six) measured again this stop with both columns on this machine's embedding store. This stop's "
     'VERSION 30 reads stock prose, declining and the answer\'s language in more words ("Kill the purple prose.", read '
     'as more stock prose before; "Keep it grounded, not flowery."; "Answer it straight."), so one more validation '
-    "phrasing reads right (VERSION 31 reads none differently; docs/experiments.md). The judge report's rows read no "
-    "sentence differently (its wishes, by training/experiments/cue_diff.py) and are the committed runs (the previous "
-    "column there: 79e4953)."
+    "phrasing reads right (VERSION 31 and 32 read none differently; docs/experiments.md). The judge report's rows "
+    "read no sentence differently (its wishes, by training/experiments/cue_diff.py) and are the committed runs (the "
+    "previous column there: 79e4953)."
 )
 
 
