@@ -94,26 +94,24 @@ def own_panel_by(quality: np.ndarray, keys: list[tuple[int, str]], share: float,
     """The own panel with another score for a model than its mean quality above its query's mean: `beats`, the
     mean share of the query's other answers its answer scores above (a Borda count: one outlying query weighs no
     more than any other), or `sigmoid`, the mean P(preferred) against each other answer to the query. Neither names
-    a model."""
-    groups: dict[int, list[int]] = {}
-    for r, (i, _) in enumerate(keys):
-        groups.setdefault(i, []).append(r)
-    per_row = np.zeros(len(keys))
-    for rows in groups.values():
-        q = quality[rows]
+    a model. Both average 0.5 over a query's answers, so usl_space.instant.own_panel ranks the per-answer scores."""
+    from usl_space.instant import own_panel
+
+    per_answer = np.full(len(keys), 0.5)
+    idx = np.array([i for i, _ in keys])
+    for query in np.unique(idx):
+        rows = np.flatnonzero(idx == query)
         if len(rows) < 2:
             continue
-        diff = q[:, None] - q[None, :]
+        diff = quality[rows][:, None] - quality[rows][None, :]
         if how == "beats":
-            per_row[rows] = ((diff > 0).sum(axis=1) + 0.5 * ((diff == 0).sum(axis=1) - 1)) / (len(rows) - 1)
+            won = (diff > 0).sum(axis=1) + 0.5 * ((diff == 0).sum(axis=1) - 1)
         elif how == "sigmoid":
-            per_row[rows] = ((1 / (1 + np.exp(-diff))).sum(axis=1) - 0.5) / (len(rows) - 1)
+            won = (1 / (1 + np.exp(-diff))).sum(axis=1) - 0.5
         else:
             raise ValueError(f"unknown panel score {how!r}")
-    names = sorted({m for _, m in keys})
-    score = {m: float(np.mean([per_row[r] for r, (_, mm) in enumerate(keys) if mm == m])) for m in names}
-    ranked = sorted(names, key=lambda m: -score[m])
-    return sorted(ranked[: max(2, round(share * len(names)))])
+        per_answer[rows] = won / (len(rows) - 1)
+    return own_panel(per_answer, keys, share)
 
 
 def self_chosen(network: np.ndarray, first: np.ndarray, keys: list[tuple[int, str]], pool: list[str], share: float,
