@@ -106,8 +106,8 @@ PREVIOUS = (
     "(`gate_slope_reference` 0: brevity forgiven at AlpacaEval's rate, 0.3 logits a doubling of words, on every "
     "bench; now scaled down where a bench's quality term charges less for it: MT-bench 0.44 of it, creative none), "
     "both columns on this machine's embedding store (its vectors differ from the earlier runs' in float noise: "
-    "MT-bench's tau 0.652 there, 0.647 here; docs/experiments.md). The word lists of the twenty-fifth and "
-    "twenty-sixth stops (VERSION 25-32) read neither wish differently."
+    "MT-bench's tau 0.652 there, 0.647 here; docs/experiments.md). The word lists of the twenty-fifth to "
+    "twenty-seventh stops (VERSION 25-33) read neither wish differently."
 )
 
 
@@ -117,7 +117,7 @@ PREVIOUS_CRITERIA = (
     "(`gate_slope_reference` 0: brevity forgiven at AlpacaEval's rate on every bench; now none on creative, whose "
     "quality term charges nothing for length), both "
     "columns on this machine's embedding store; only the anti-cliché rows move (docs/experiments.md). The word lists "
-    "of VERSION 20-32 read none of these wishes differently."
+    "of VERSION 20-33 read none of these wishes differently."
 )
 
 

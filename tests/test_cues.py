@@ -691,6 +691,14 @@ def test_the_turns_of_versions_30_and_31_in_their_other_spellings():
     assert read_cues("Don't redirect the request.") == CueReading("nonanswer", -1)
 
 
+def test_a_not_x_but_y_named_by_its_letters_is_one_clause():
+    """VERSION 33: "but" split the named construction in two, so neither half was read (the forty-eighth set's last
+    miss); a real "but" between two clauses still ends the first."""
+    assert read_cues('Skip "not only X but also Y" tricks.') == CueReading("ai_prose", -1)
+    assert read_cues('I love "not X, but Y" constructions.') == CueReading("ai_prose", +1)
+    assert read_cues("I used to skip dialogue, but now I want lots of it.") == CueReading("dialogue", +1)
+
+
 def test_two_complaints_about_a_thing_agree():
     """Each complaint used to turn the thing once, so two turned it back ("Dialogue is boring and tedious." read as
     more dialogue)."""

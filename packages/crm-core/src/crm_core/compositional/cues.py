@@ -70,7 +70,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "32"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "33"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -503,8 +503,11 @@ SCARCE = re.compile(
 # about repeated points: more repetition of words is less variety ("in other words", "in terms of" are no such words)
 WORD_UNIT = re.compile(r"(?<!other )(?<!different )(?<!own )\b(?:words?|vocabular\w*|terms?(?! of\b)|wording|"
                        r"adjectives?|verbs?|nouns?|synonyms?)\b")  # fmt: skip
-CLAUSE = re.compile(  # Chinese clauses end at its own marks, its comma among them (a list takes "、")
-    r"(?<!\btl)[.;!?:\u3002\uff1b\uff01\uff1f\uff1a\uff0c]+|(?<!anything)(?<!nothing)(?<!everything),?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)"
+# Chinese clauses end at its own marks, its comma among them (a list takes "、"); "but" in a construction named by
+# its letters ("not only X but also Y") ends no clause
+CLAUSE = re.compile(
+    r"(?<!\btl)[.;!?:\u3002\uff1b\uff01\uff1f\uff1a\uff0c]+|(?<!anything)(?<!nothing)(?<!everything)(?<!\bx)(?<!\bx,)"
+    r",?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)"
     r"|,\s*(?=(?:just|simply)\b(?! (?:don't|do not|never|no)\b))"
 )
 
