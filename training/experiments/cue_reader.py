@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -61,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             scorer.serving = replace(shipped, cue_reader=cue, memory_magnitude_floor=floor)
             row: dict = {"cue_reader": cue, "memory_magnitude_floor": floor, "read right": {}}
             for name, bank in {} if args.pairs_only else banks.items():
+                print(f"cue_reader {cue}, floor {floor}: reading {name} ...", file=sys.stderr, flush=True)
                 hits = {"six": [0, 0], "older": [0, 0]}
                 for p in bank:
                     soft, must = scorer.criteria_sides([p.text])
@@ -68,7 +70,11 @@ def main(argv: list[str] | None = None) -> int:
                     hits[part][0] += read_right(soft.weights + must.weights, NAMES.index(p.prop), p.sign)
                     hits[part][1] += 1
                 row["read right"][name] = {k: f"{a}/{n}" for k, (a, n) in hits.items() if n}
+            print(f"cue_reader {cue}, floor {floor}: the property pairs (about 20 minutes on 2 cores) ...",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            started = time.perf_counter()
             report = property_report(judge, groups, 1.5, 0.3, bank=pair_bank, general=P.DEVELOPMENT_GENERAL)
+            row["seconds"] = round(time.perf_counter() - started)
             both = {k: v["both"] for k, v in report["properties"].items()}
             row["pairs, both ways"] = both
             row["pairs, less / more"] = {k: [v["less"], v["more"]] for k, v in report["properties"].items()}
