@@ -111,27 +111,28 @@ PREVIOUS = (
 )
 
 
-# the criteria-of-2025 table was last measured at the twenty-fourth stop, both columns on this machine's store
+# the criteria-of-2025 table: now measured at the twenty-seventh stop (the weight floor of 1.5), previous the same
+# folder as served from the twenty-fourth to the twenty-sixth stop (floor 1), both on this machine's store
 PREVIOUS_CRITERIA = (
-    "Previous: measured at the twenty-fourth stop, the same folder with the twenty-third stop's crm.json "
-    "(`gate_slope_reference` 0: brevity forgiven at AlpacaEval's rate on every bench; now none on creative, whose "
-    "quality term charges nothing for length), both "
-    "columns on this machine's embedding store; only the anti-cliché rows move (docs/experiments.md). The word lists "
-    "of VERSION 20-33 read none of these wishes differently."
+    "Now: the phrasing memory's weight floor at 1.5 (`memory_magnitude_floor`, chosen on development data at the "
+    "twenty-seventh stop; 1 before), so a wish read as one of the properties the fit weighed weakly weighs half again "
+    "as much (declining and complying, the answer's language, stock prose here). Previous: the same folder with the "
+    "floor of 1, as measured at the twenty-fourth stop and served until the twenty-sixth, both columns on this "
+    "machine's embedding store. The word lists of VERSION 20-33 read none of these wishes differently."
 )
 
 
-# the judge table's report-card rows (its first six) were measured again at the twenty-sixth stop, whose word lists
-# read stock prose, declining and the answer's language in more words; the judge report's rows read no sentence
-# differently, as committed
+# the judge table's report-card rows (its first six) were measured again at the twenty-seventh stop, which serves the
+# weight floor of 1.5; the judge report's rows read their wishes as a property the floor does not reach
 PREVIOUS_JUDGE = (
-    "Previous stop: the same folder run by the previous stop's code (a9d8fc1, cues VERSION 29), the report card's "
-    "rows (the first six) measured again this stop with both columns on this machine's embedding store. This stop's "
-    'VERSION 30 reads stock prose, declining and the answer\'s language in more words ("Kill the purple prose.", read '
-    'as more stock prose before; "Keep it grounded, not flowery."; "Answer it straight."), so one more validation '
-    "phrasing reads right (VERSION 31 and 32 read none differently; docs/experiments.md). The judge report's rows "
-    "read no sentence differently (its wishes, by training/experiments/cue_diff.py) and are the committed runs (the "
-    "previous column there: 79e4953)."
+    "This stop serves the phrasing memory's weight floor at 1.5 (`memory_magnitude_floor`, 1 before; chosen on "
+    "development data among 1, 1.5 and 2, docs/experiments.md): a wish read as a property the fit weighed weakly "
+    "(dialogue, the answer's language, word variety, repetition, ...) weighs half again as much. Previous stop: the "
+    "same folder with the floor of 1 (cues VERSION 32), the report card's rows (the first six) from the previous "
+    "stop's run, both columns on this machine's embedding store; VERSION 33 reads no validation sentence "
+    "differently. The judge report's rows are the committed runs (the previous column there: 79e4953): its wishes "
+    "read as fewer or more words, whose weight is above the floor; run again under it on this machine's store, every "
+    "row is the same but gpt-4o's win rate, 0.522 (a general board: no wish, the stores' float noise)."
 )
 
 

@@ -78,10 +78,10 @@ class ServingConfig:
     memory_direction_neighbours: float = _f(10.0, "where the readers give the voted property no direction, the "
                                             "majority of this many nearest phrasings about it gives one (0: the "
                                             "file's own, which is the vote's neighbours)")  # fmt: skip
-    memory_magnitude_floor: float = _f(1.0, "no property's typical weight in the phrasing memory (what a wish read as "
+    memory_magnitude_floor: float = _f(1.5, "no property's typical weight in the phrasing memory (what a wish read as "
                                        "it weighs before soft_strength) below this: the fit weighed some properties "
-                                       "of 2025 a hundred times less than the others (0: as measured; chosen on "
-                                       "development data: training/experiments/cue_reader.py)")  # fmt: skip
+                                       "of 2025 a hundred times less than the others (0: as measured; chosen among "
+                                       "0-2 on development data: training/experiments/cue_reader.py)")  # fmt: skip
     cue_reader: float = _f(2.0, "read wishes by their words too (crm_core.compositional.cues): 1, where the readers "
                            "read nothing or are unsure; 2, also where they read a sure property outside the cue's "
                            "family, or the cue's the other way; 0: off (chosen with memory_magnitude_floor; "
