@@ -8,8 +8,9 @@ app's own engine (instant path, the CRM as served) gives three boards: general (
 detailed wish. Checked:
 
 - junk: every junk entry below every real model on the general board; none in the top third under either wish;
-- MT-bench: Kendall tau of the general board's win rates vs the published MT-bench scores (baseline left out), and
-  the real models with a score under 5 in the top third;
+- MT-bench: Kendall tau of the general board's win rates vs the published MT-bench scores (baseline left out), with
+  the junk in the bench and without it (the board a visitor sees: five more entries make the bench's own panel, a
+  share of its models, two models larger), and the real models with a score under 5 in the top third;
 - wishes: the brief top five's answers shorter than the general top five's, the detailed top five's longer.
 
     USL_EMBEDDINGS=data/embeddings uv run python benchmarks/bench_boards.py \\
@@ -104,7 +105,9 @@ def mt_bench_scores(shared: Path) -> dict[str, float]:
         return {row["model_answer_id"]: float(row["mt_bench_score"]) for row in csv.DictReader(handle)}
 
 
-def judge_bench(engine, name: str, ids: list[int] | None, scores: dict[str, float]) -> dict:
+def judge_bench(engine, name: str, ids: list[int] | None, scores: dict[str, float], without_junk=None) -> dict:
+    """The three boards of `engine`'s bench (junk included); `without_junk`: an engine on the same bench without
+    the junk, whose general board's tau against `scores` is reported beside."""
     from crm_core.agreement import kendall_tau
 
     bench = engine.bench
@@ -136,6 +139,14 @@ def judge_bench(engine, name: str, ids: list[int] | None, scores: dict[str, floa
             rates = {r["model"]: r["win_rate"] for r in rows}
             entry["tau_vs_mt_bench"] = round(kendall_tau([rates[m] for m in judged], [scores[m] for m in judged]), 3)
             entry["weak_in_top_third"] = [m for m in order[:third] if scores.get(m, 10) < 5]
+            if without_junk is not None and label == "general":
+                kwargs = {"query_ids": ids} if ids is not None else {}
+                alone = {
+                    r["model"]: r["win_rate"] for r in without_junk.rank([], models=real, bootstrap=0, **kwargs).rows
+                }
+                entry["tau_vs_mt_bench_without_junk"] = round(
+                    kendall_tau([alone[m] for m in judged], [scores[m] for m in judged]), 3
+                )
         result["boards"][label] = entry
     general = result["boards"]["general"]["top5_words"]
     result["brief_shorter"] = result["boards"]["brief"]["top5_words"] < general
@@ -154,6 +165,7 @@ def summary(crm: str, bench: str, r: dict) -> dict:
            "general top 3": ", ".join(b["general"]["top5"][:3])}  # fmt: skip
     if "tau_vs_mt_bench" in b["general"]:
         row["tau vs MT-bench score (general)"] = b["general"]["tau_vs_mt_bench"]
+        row["tau vs MT-bench score without the junk (general)"] = b["general"].get("tau_vs_mt_bench_without_junk")
         row["score < 5 in the top third: general / brief"] = (f"{len(b['general']['weak_in_top_third'])} / "
                                                               f"{len(b['brief']['weak_in_top_third'])}")  # fmt: skip
     return row
@@ -211,8 +223,8 @@ def main(argv: list[str] | None = None) -> int:
 
     names = args.bench or ["mt_bench", "creative", "speechmap", "alpaca_eval"]
     null_text = null_model_text(args.shared)
-    benches = {name: (junk_entries(bench, null_text), ids) for name, (bench, ids) in
-               open_benches(args.shared, names, args.alpaca_half, args.half).items()}  # fmt: skip
+    plain = open_benches(args.shared, names, args.alpaca_half, args.half)
+    benches = {name: (junk_entries(bench, null_text), ids) for name, (bench, ids) in plain.items()}
     scores = mt_bench_scores(args.shared)
     results, table = {}, []
     for name, folder in named_folders(parser, args.model):
@@ -227,12 +239,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: {bench_name}", file=sys.stderr, flush=True)
             engine = make_engine(bench, scorer, ScoreCache(":memory:"))
             engine.response_table(progress=True)
+            alone = (
+                make_engine(plain[bench_name][0], scorer, ScoreCache(":memory:")) if bench_name == "mt_bench" else None
+            )
             for cap, floor, spread, slope in dict.fromkeys(settings):
                 scorer.serving = replace(as_served, gate_length_cap=cap, gate_length_floor=floor,
                                          gate_spread_reference=spread, gate_slope_reference=slope)  # fmt: skip
                 setting = f"length cap {cap:g}, floor {floor:g}, gate reference {spread:g}:{slope:g}"
                 label = name if (cap, floor, spread, slope) == served else f"{name}, {setting}"
-                r = judge_bench(engine, bench_name, ids, scores if bench_name == "mt_bench" else {})
+                r = judge_bench(engine, bench_name, ids, scores if bench_name == "mt_bench" else {}, alone)
                 results.setdefault(label, {})[bench_name] = r
                 table.append(summary(label, bench_name, r))
             scorer.serving = as_served

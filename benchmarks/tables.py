@@ -100,14 +100,16 @@ def report_card_table(r: dict | None = None) -> str:
     return "\n".join(lines)
 
 
-# the bench table was last measured at the twenty-fourth stop, both columns on this machine's embedding store
+# the bench table: both columns measured again at the twenty-seventh stop on this machine's embedding store
 PREVIOUS = (
-    "Previous: measured at the twenty-fourth stop, the same folder with the twenty-third stop's crm.json "
-    "(`gate_slope_reference` 0: brevity forgiven at AlpacaEval's rate, 0.3 logits a doubling of words, on every "
-    "bench; now scaled down where a bench's quality term charges less for it: MT-bench 0.44 of it, creative none), "
-    "both columns on this machine's embedding store (its vectors differ from the earlier runs' in float noise: "
-    "MT-bench's tau 0.652 there, 0.647 here; docs/experiments.md). The word lists of the twenty-fifth to "
-    "twenty-seventh stops (VERSION 25-33) read neither wish differently."
+    "Previous: the same folder with the twenty-third stop's crm.json (`gate_slope_reference` 0: brevity forgiven at "
+    "AlpacaEval's rate, 0.3 logits a doubling of words, on every bench; now scaled down where a bench's quality term "
+    "charges less for it: MT-bench 0.44 of it, creative none; the weight floor 1, now 1.5, which neither wish "
+    "reaches). Both columns measured again at the twenty-seventh stop on this machine's embedding store, every "
+    "figure as at the twenty-fourth's run but the new tau without the junk (its vectors differ from the earlier "
+    "runs' in float noise: MT-bench's tau 0.652 there, 0.647 here; docs/experiments.md). The five junk entries join "
+    "the bench, so its own panel (the top half of its models) takes two more models; MT-bench's general board as a "
+    "visitor sees it, without them, is the second tau. The word lists of VERSION 25-33 read neither wish differently."
 )
 
 
@@ -280,13 +282,14 @@ def bench_table() -> str:
              "answer cut after its first sentence, one canned refusal, NullModel's text); wishes: \"Keep it brief.\" "
              f"and \"I like thorough, detailed answers.\"; AlpacaEval: its evaluation half. {PREVIOUS}", "",
              "| bench | CRM | junk below every real model | junk in the top third: brief / detailed | top-5 words: "
-             "general / brief / detailed | tau vs MT-bench score | MT-bench < 5 in the top third: general / brief |",
+             "general / brief / detailed | tau vs MT-bench score: with the junk / without (the board a visitor sees) "
+             "| MT-bench < 5 in the top third: general / brief |",
              "|---|---|---|---|---|---|---|"]  # fmt: skip
     rows = sorted(r["summary"], key=lambda x: (x["bench"], x["crm"] != "now"))
     for x in rows:
         lines.append(f"| {x['bench']} | {x['crm']} | {x['junk below every real model (general)']} | "
                      f"{x['junk in the top third: brief / detailed']} | {x['top-5 words: general / brief / detailed']}"
-                     f" | {x.get('tau vs MT-bench score (general)', '')} | "
+                     f" | {_with_and_without(x)} | "
                      f"{x.get('score < 5 in the top third: general / brief', '')} |")  # fmt: skip
     return "\n".join(lines)
 
@@ -308,6 +311,13 @@ def gpu_table() -> str:
             f"{x['mfu_vs_measured_matmul']:.2f} / {x['mfu_vs_datasheet']:.2f} | `benchmarks/gpu_board.py` |"
         )
     return "\n".join(lines)
+
+
+def _with_and_without(row: dict) -> str:
+    """A bench row's tau against the MT-bench scores, with the junk in the bench and without (where measured)."""
+    with_junk = row.get("tau vs MT-bench score (general)")
+    without = row.get("tau vs MT-bench score without the junk (general)")
+    return "" if with_junk is None else f"{with_junk}" + ("" if without is None else f" / {without}")
 
 
 def compositional_table() -> str:
