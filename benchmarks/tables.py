@@ -134,7 +134,8 @@ PREVIOUS_JUDGE = (
     "stop's run, both columns on this machine's embedding store; VERSION 33 reads no validation sentence "
     "differently. The judge report's rows are the committed runs (the previous column there: 79e4953): its wishes "
     "read as fewer or more words, whose weight is above the floor; run again under it on this machine's store, every "
-    "row is the same but gpt-4o's win rate, 0.522 (a general board: no wish, the stores' float noise)."
+    "row is the same to the digits shown (gpt-4o's win rate 0.5215 against 0.5209: a general board, store noise; "
+    "benchmarks/results/judge_report_floor_rerun.json)."
 )
 
 
