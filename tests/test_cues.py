@@ -693,9 +693,16 @@ def test_the_turns_of_versions_30_and_31_in_their_other_spellings():
 
 def test_a_not_x_but_y_named_by_its_letters_is_one_clause():
     """VERSION 33: "but" split the named construction in two, so neither half was read (the forty-eighth set's last
-    miss); a real "but" between two clauses still ends the first."""
+    miss); VERSION 34 its other namings: other letters, a semicolon, dots for the letters. A real "but" or ";"
+    between two clauses still ends the first."""
     assert read_cues('Skip "not only X but also Y" tricks.') == CueReading("ai_prose", -1)
     assert read_cues('I love "not X, but Y" constructions.') == CueReading("ai_prose", +1)
+    assert read_cues('No "not A but B" constructions.') == CueReading("ai_prose", -1)
+    assert read_cues('I hate "It is not X; it is Y" constructions.') == CueReading("ai_prose", -1)
+    assert read_cues('Enough with "not only... but also".') == CueReading("ai_prose", -1)
+    assert read_cues('I like "not only\u2026 but also" constructions.') == CueReading("ai_prose", +1)
+    assert read_cues("It's not a bug but a feature.") is None  # no construction named
+    assert read_cues("No emoji; tables are fine.") == read_cues("No emoji.")  # the clause still ends at ";"
     assert read_cues("I used to skip dialogue, but now I want lots of it.") == CueReading("dialogue", +1)
 
 

@@ -70,7 +70,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "33"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "34"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -181,7 +181,8 @@ _CUES: list[tuple[str, int, str]] = [
                      r"imagery|phrasing|idioms?)\b|\bpurple prose\b"
                      r"|\bslop\b|\bboilerplate\b|\bbuzzwords?\b|\bdelve\b|\btapestry\b|\bformulaic\b|\brobotic\b"
                      r"|\bflowery\b|\bflourishes\b|\bpress[- ]releases?\b"
-                     r"|\bnot (?:just |only |merely )?(?:an? )?x,? (?:but |it'?s |it is )(?:also |rather )?(?:an? )?y\b"
+                     r"|\bnot (?:just |only |merely )?(?:an? )?[xa][,;]? (?:but |it'?s |it is )(?:also |rather )?"
+                     r"(?:an? )?[yb]\b"
                      r"|\b(?:canned|generic|overwrought|flowery|hackneyed|trite|tired|stale|worn[- ]out|well[- ]worn|"
                      r"overused|overworked|recycled|cookie[- ]cutter|mass[- ]produced|predictable|mechanical|"
                      r"synthetic|templated|template[- ](?:like|style))(?:,? (?:and )?[\w-]+)? (?:prose|phrases?|"
@@ -503,11 +504,12 @@ SCARCE = re.compile(
 # about repeated points: more repetition of words is less variety ("in other words", "in terms of" are no such words)
 WORD_UNIT = re.compile(r"(?<!other )(?<!different )(?<!own )\b(?:words?|vocabular\w*|terms?(?! of\b)|wording|"
                        r"adjectives?|verbs?|nouns?|synonyms?)\b")  # fmt: skip
-# Chinese clauses end at its own marks, its comma among them (a list takes "、"); "but" in a construction named by
-# its letters ("not only X but also Y") ends no clause
+# Chinese clauses end at its own marks, its comma among them (a list takes "、"); a "but" or ";" in a construction
+# named by its letters ("not only X but also Y", "not A but B", "not X; it's Y") ends no clause
 CLAUSE = re.compile(
-    r"(?<!\btl)[.;!?:\u3002\uff1b\uff01\uff1f\uff1a\uff0c]+|(?<!anything)(?<!nothing)(?<!everything)(?<!\bx)(?<!\bx,)"
-    r",?\s+but\s+|,\s*(?=(?:not|never|no|instead|rather)\b)"
+    r"(?<!\btl)(?:[.!?:\u3002\uff1b\uff01\uff1f\uff1a\uff0c]|(?<!\b[xa]);)+"
+    r"|(?<!anything)(?<!nothing)(?<!everything)(?<!\b[xa])(?<!\b[xa],),?\s+but\s+"
+    r"|,\s*(?=(?:not|never|no|instead|rather)\b)"
     r"|,\s*(?=(?:just|simply)\b(?! (?:don't|do not|never|no)\b))"
 )
 
@@ -624,11 +626,13 @@ class CueReading:
 
 # an exclamation mark named by its sign ("No '!' please.", "Drop the !s."), not ending a sentence: read as its name
 SIGN = re.compile(r"(?:(?<=[\s'\"(\u201c])|^)!+(?=[\s'\"),.;:?\u201d]|s\b|$)")
+# the construction named with dots for its letters ("not only... but also") is the one named with them
+DOTTED = re.compile(r"\bnot (just|only|merely) ?(?:\.\.\.|\u2026) ?but( also)?\b")
 
 
 def _normal(text: str) -> str:
     text = text.lower().replace("\u2019", "'").replace("\u2018", "'").replace("n\u2019t", "n't")
-    return SIGN.sub(" exclamation marks ", text)
+    return DOTTED.sub(r"not \1 x but\2 y", SIGN.sub(" exclamation marks ", text))
 
 
 def _sign_in_clause(
