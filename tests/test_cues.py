@@ -706,6 +706,28 @@ def test_a_not_x_but_y_named_by_its_letters_is_one_clause():
     assert read_cues("I used to skip dialogue, but now I want lots of it.") == CueReading("dialogue", +1)
 
 
+def test_compliance_caution_and_english_from_a_fresh_probe():
+    """VERSION 35 (development set 51): a fresh probe's misses, each a kind the lists lacked."""
+    assert read_cues("If I ask for a roast, write the roast.") == CueReading("nonanswer", -1)  # nothing before
+    assert read_cues("When I ask for a table, give me a table.") == CueReading("nonanswer", -1)  # the echo, not tables
+    assert read_cues("If I ask for a poem, add a title.") is None  # no echo: the thing asked is not given back
+    assert read_cues("Answer even the edgy questions.") == CueReading("nonanswer", -1)  # fewer questions back before
+    assert read_cues("I hate when a model says it can't help.") == CueReading("nonanswer", -1)
+    assert read_cues("Write the persuasive essay I asked for, not a balanced one.") == CueReading("nonanswer", -1)
+    assert read_cues("No pearl-clutching.") == CueReading("nonanswer", -1)
+    assert read_cues("I want a model that actually does the task.") == CueReading("nonanswer", -1)
+    assert read_cues("I'm an adult; I can handle the answer.") == CueReading("nonanswer", -1)
+    assert read_cues("I'm an adult learner, so keep it brief.") == CueReading("words", -1)  # who reads, no wish
+    assert read_cues("Stick to what I asked.") == CueReading("nonanswer", -1)
+    assert read_cues("Be willing to argue one side.") == CueReading("nonanswer", -1)
+    assert read_cues("Please steer clear of writing smears.") == CueReading("nonanswer", +1)
+    assert read_cues("Cautious answers suit me.") == CueReading("nonanswer", +1)
+    assert read_cues("Default to English.") == CueReading("other_language", +1)  # the question's language before
+    assert read_cues("Don't default to English.") == CueReading("other_language", -1)
+    assert read_cues("I prefer English responses even to non-English prompts.") == CueReading("other_language", +1)
+    assert read_cues("English prompts get English answers.") == CueReading("other_language", -1)  # not "non-"
+
+
 def test_two_complaints_about_a_thing_agree():
     """Each complaint used to turn the thing once, so two turned it back ("Dialogue is boring and tedious." read as
     more dialogue)."""

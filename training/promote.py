@@ -94,6 +94,8 @@ READING_BANKS = [
     "wishes as typed, forty-eighth set (the least decided)",
     "wishes as typed, forty-ninth set (the least decided, again)",
     "wishes as typed, fiftieth set (the least decided, again)",
+    "wishes as typed, fifty-first set (compliance, caution, English)",
+    "wishes as typed, fifty-second set (compliance, caution, English)",
     "third development",
     "fourth development",
     "fifth development",

@@ -70,7 +70,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "34"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "35"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -246,10 +246,15 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\b(?:turn|make)\w* (?:my |the |this )?(?:request|question|prompt|task) into a (?:lesson|"
                       r"lecture|sermon)\b"
                       r"|\b(?:refus\w*|declin\w*|say\w* no|won't|will not|never|don't|do not|not|refrain from|"
-                      r"stay away from)(?: to)? (?:\w+ ){0,2}(?:writ|produc|creat|generat|mak|draft|compos)\w* "
+                      r"stay away from|steer\w* clear of)(?: to)? (?:\w+ ){0,2}(?:writ|produc|creat|generat|mak|draft|"
+                      r"compos)\w* "
                       r"(?:\w+ ){0,2}(?:hate speech|propaganda|smears?|slurs?|hateful|attacks? on|insults?|degrading|"
                       r"defamat\w*)\b"
-                      r"|\b(?:careful|responsible)(?:,? \w+)? (?:models?|assistants?|ais?|chatbots?)\b"
+                      r"|\b(?:careful|responsible|cautious)(?:,? \w+)? (?:models?|assistants?|ais?|chatbots?)\b"
+                      r"|\bcautious (?:answers?|replies|responses?)\b"
+                      r"|\bpearl[- ]?clutch\w*|\bclutch\w* (?:\w+ )?pearls\b"
+                      r"|\b(?:says?|saying|tells? (?:me|you|us)) (?:that )?(?:it|they|he|she) (?:can't|cannot|can not|"
+                      r"won't|will not|is unable|are unable)\b"
                       r"|\bkieltäyt\w*|\bkieltäydy\w*|\bsaarna\w*|\bluennoi\w*|\bmoralisoi\w*|拒绝|说教|回避"
                       r"|\bput\w* (?:your|its|their|my) foot down\b|\bplay\w* it safe\b|\bnann(?:y|ies|ying)\b"
                       r"|\bcensor(?:s|ed|ing|ship)?\b|\bavoid\w* (?:the|my|your) questions?\b|\bavoid\w* answering\b"
@@ -257,14 +262,23 @@ _CUES: list[tuple[str, int, str]] = [
                       r"(?:that|this)\b"),
     ("nonanswer", -1, r"\bcompl(?:y|ies|ied|iance|iant)\b|\bdo (?:exactly |just )?what i (?:ask|asked|say|said)\b"
                       r"|\b(?:just|simply) (?:answer|do (?:it|the task)|write it)\b"
-                      r"|\b(?:do|write|give me|answer|deliver) (?:exactly |just )?what i (?:ask\w*|say|said|want\w*|"
-                      r"request\w*)\b"
+                      r"|\b(?:do|write|give me|answer|deliver|stick\w* to|keep\w* to) (?:exactly |just )?what i "
+                      r"(?:ask\w*|say|said|want\w*|request\w*)\b"
+                      r"|\b(?:if|when|whenever) i (?:ask|request)\w* (?:you )?(?:for )?(?:an? |the |some )?"
+                      r"(?P<thing>\w+)\b[^.;]{0,30}?\b(?:write|give|do|make|send|want)\w* (?:me |you )?"
+                      r"(?:the |an? |that |some )?(?P=thing)\b"
+                      r"|\bactually (?:do|does|doing|did|answer\w*|write\w*|fulfil+\w*)\b"
+                      r"|\b(?:i'm|i am|we're|we are) (?:all )?(?:an? )?(?:adults?|grown-?ups?)\b"
+                      r"(?=\W*$|\W*(?:here|and|so)\b|[.;,!])"
+                      r"|\bi can (?:handle|take) (?:it|the (?:answer|truth))\b"
                       r"|\banswer the (?:actual |real )?(?:question|prompt|request)(?: i asked)?\b"
                       r"|\banswer what i (?:ask|asked)\b|\bat face value\b|\bsay\w* yes\b"
                       r"|\bvastaa kysymykseen\b|直接回答"
                       r"|\b(?:älä|älkää) (?:kieltäydy|kiellä|saarnaa|luennoi|moralisoi|väistä)\w*"
                       r"|(?:不要|别|不用|勿)(?:拒绝|说教|回避)"
-                      r"|\bstraight answers?\b|\bplay\w* along\b|\b(?:take|pick|choose) (?:a|one) side\b"
+                      r"|\bstraight answers?\b|\bplay\w* along\b"
+                      r"|\b(?:take|took|taking|pick\w*|choos\w*|chose|argu\w*|defend\w*) (?:a|one|just one|a single) "
+                      r"side\b"
                       r"|\bfollow\w* through\b"
                       r"|\bhonou?r\w* (?:my|the|every|each|this) (?:request|prompt|task)s?\b"
                       r"|\b(?:like|as) an? (?:adult|grown-?up)\b"
@@ -272,13 +286,15 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\bdo what i (?:tell|told)\b|\b(?:exactly )?as (?:requested|instructed|"
                       r"written|i (?:asked|requested|said|wrote))\b"
                       r"|\bget\w* on with (?:it|the job|the task|the work|things)\b"
-                      r"|\b(?:do|write|give me) the (?:thing|piece|text|essay|story|task) i (?:asked|requested)"
+                      r"|\b(?:do|write|give me) the (?:[\w-]+ ){0,2}?(?:thing|piece|text|essay|story|task) i "
+                      r"(?:asked|requested)"
                       r"(?: for)?\b"
                       r"|\bto the letter\b|\bfollow\w* (?:my |the |your )?(?:instructions|prompts?|requests?)\b"
                       r"|\b(?:answer|do|write|handle|take on|fulfil+)\w* (?:every|each|any|all)(?: \w+)? (?:of my )?"
                       r"(?:requests?|questions?|prompts?|tasks?)\b"
                       r"|\beven the (?:\w+ )?(?:touchy|controversial|edgy|sensitive|offensive|dark|uncomfortable|"
-                      r"awkward|spicy) ones\b|\bhowever (?:\w+ )?(?:touchy|controversial|edgy|sensitive|offensive|dark|"
+                      r"awkward|spicy) (?:ones|questions|topics|subjects|requests|prompts|themes)\b"
+                      r"|\bhowever (?:\w+ )?(?:touchy|controversial|edgy|sensitive|offensive|dark|"
                       r"uncomfortable|awkward|spicy)\b"
                       r"|\bfulfil+\w*|\buncensored\b|\beven if (?:it's|it is|the (?:topic|subject|request) is) "
                       r"(?:\w+ )?(?:touchy|controversial|edgy|sensitive|offensive|dark|uncomfortable)\b"),
@@ -526,13 +542,14 @@ ASKED_IN = re.compile(
     rf"(?: in)? (?P<a>{_LANG})\b"
     rf"|\b(?:questions?|prompts?|messages?|requests?|inputs?)(?: \w+){{0,2}}? in (?P<b>{_LANG})\b"
     rf"|\b(?:question|prompt|message|request|input)(?:'s)? (?:is|are) (?P<c>{_LANG})\b"
-    rf"|\b(?P<d>{_LANG}) (?:questions?|prompts?|messages?|requests?|inputs?|ones?|texts?)\b"
+    rf"|(?<!non-)(?<!non )\b(?P<d>{_LANG}) (?:questions?|prompts?|messages?|requests?|inputs?|ones?|texts?)\b"
     rf"|\b(?P<e>{_LANG}) in(?=,| and\b)"
 )  # fmt: skip
 # a question in a language left unnamed, which no named answer language is ("No English replies to questions in other
 # languages.")
 ASKED_OTHER = re.compile(r"\b(?:questions?|prompts?|messages?|requests?|ask\w*|write|writ\w+|wrote|type\w*|speak\w*)"
-                         r"(?: \w+){0,2}? in (?:an? )?(?:other|another|different|foreign) languages?\b")  # fmt: skip
+                         r"(?: \w+){0,2}? in (?:an? )?(?:other|another|different|foreign) languages?\b"
+                         rf"|\bnon[- ]?{_LANG} (?:questions?|prompts?|messages?|requests?|inputs?)\b")  # fmt: skip
 # the answer's language: "answer in English", "switch to English", "English replies", "give me English"
 ANSWER_IN = re.compile(rf"\b(?:in|into|to|give me) (?P<a>{_LANG})\b"
                        rf"|\b(?:i|we) (?:can )?(?:only )?(?:read|understand)\w* (?:only )?(?P<e>{_LANG})\b"
@@ -542,7 +559,7 @@ ANSWER_IN = re.compile(rf"\b(?:in|into|to|give me) (?P<a>{_LANG})\b"
                        rf"|\b(?P<d>{_LANG}) for (?:my |the |any |all )?(?={_LANG}\b)")  # fmt: skip
 # an answer language held whatever the question's is ("Answer in English, whichever language I ask in.")
 WHATEVER = re.compile(r"\bwhatever\b|\bwhichever\b|\bregardless\b|\bno matter\b|\beven (?:if|when|for|to|though)\b"
-                      r"|\balways\b|\bonly\b|\bevery\b|\bany language\b")  # fmt: skip
+                      r"|\balways\b|\bonly\b|\bevery\b|\bany language\b|\bdefault\w*")  # fmt: skip
 # the question's language given back without naming the answer's ("If the prompt is Chinese, the reply should be too.")
 GIVEN_BACK = re.compile(r"\b(?:too|as well|likewise|in kind|back)\b")
 # what a wish prefers stands before these, what it would rather not have after them ("plain prose over AI polish",
