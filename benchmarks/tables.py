@@ -109,7 +109,7 @@ PREVIOUS = (
     "figure as at the twenty-fourth's run but the new tau without the junk (its vectors differ from the earlier "
     "runs' in float noise: MT-bench's tau 0.652 there, 0.647 here; docs/experiments.md). The five junk entries join "
     "the bench, so its own panel (the top half of its models) takes two more models; MT-bench's general board as a "
-    "visitor sees it, without them, is the second tau. The word lists of VERSION 25-35 read neither wish differently."
+    "visitor sees it, without them, is the second tau. The word lists of VERSION 25-36 read neither wish differently."
 )
 
 
@@ -120,7 +120,7 @@ PREVIOUS_CRITERIA = (
     "twenty-seventh stop; 1 before), so a wish read as one of the properties the fit weighed weakly weighs half again "
     "as much (declining and complying, the answer's language, stock prose here). Previous: the same folder with the "
     "floor of 1, as measured at the twenty-fourth stop and served until the twenty-sixth, both columns on this "
-    "machine's embedding store. The word lists of VERSION 20-35 read none of these wishes differently."
+    "machine's embedding store. The word lists of VERSION 20-36 read none of these wishes differently."
 )
 
 
@@ -131,7 +131,7 @@ PREVIOUS_JUDGE = (
     "development data among 1, 1.5 and 2, docs/experiments.md): a wish read as a property the fit weighed weakly "
     "(dialogue, the answer's language, word variety, repetition, ...) weighs half again as much. Previous stop: the "
     "same folder with the floor of 1 (cues VERSION 32), the report card's rows (the first six) from the previous "
-    "stop's run, both columns on this machine's embedding store; VERSION 33-35 read no validation sentence "
+    "stop's run, both columns on this machine's embedding store; VERSION 33-36 read no validation sentence "
     "differently. The judge report's rows are the committed runs (the previous column there: 79e4953): its wishes "
     "read as fewer or more words, whose weight is above the floor; run again under it on this machine's store, every "
     "row is the same to the digits shown (gpt-4o's win rate 0.5215 against 0.5209: a general board, store noise; "

@@ -728,6 +728,18 @@ def test_compliance_caution_and_english_from_a_fresh_probe():
     assert read_cues("English prompts get English answers.") == CueReading("other_language", -1)  # not "non-"
 
 
+def test_non_answers_and_another_language_named_as_things():
+    """VERSION 36 (development set 53): noun phrases misread in every frame of a probe."""
+    assert read_cues("No sanctimonious preambles.") == CueReading("nonanswer", -1)  # fewer apologies before
+    assert read_cues("Spare me safety boilerplate.") == CueReading("nonanswer", -1)  # less stock prose before
+    assert read_cues("Spare me boilerplate.") == CueReading("ai_prose", -1)  # boilerplate alone is still stock prose
+    assert read_cues("Avoid polite brush-offs.") == CueReading("nonanswer", -1)
+    assert read_cues("I can't stand essays about something else.") == CueReading("nonanswer", -1)
+    assert read_cues("No half-answers.") == CueReading("nonanswer", -1)  # more words before
+    assert read_cues("I like answers that ignore my language.") == CueReading("other_language", +1)  # turned before
+    assert read_cues("Avoid answers that ignore my language.") == CueReading("other_language", -1)
+
+
 def test_two_complaints_about_a_thing_agree():
     """Each complaint used to turn the thing once, so two turned it back ("Dialogue is boring and tedious." read as
     more dialogue)."""

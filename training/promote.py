@@ -96,6 +96,8 @@ READING_BANKS = [
     "wishes as typed, fiftieth set (the least decided, again)",
     "wishes as typed, fifty-first set (compliance, caution, English)",
     "wishes as typed, fifty-second set (compliance, caution, English)",
+    "wishes as typed, fifty-third set (non-answers and languages by name)",
+    "wishes as typed, fifty-fourth set (non-answers and languages by name)",
     "third development",
     "fourth development",
     "fifth development",

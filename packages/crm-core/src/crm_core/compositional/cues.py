@@ -70,7 +70,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "35"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "36"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -228,7 +228,9 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\b(?:right|best|correct) answer is (?:a )?no\b"
                       r"|\bstonewall\w*|\bskirt\w* (?:a?round|the|my|your)\b"
                       r"|\bfob\w* (?:\w+ )?off(?: with (?:a |an |the )?\w+)?\b"
-                      r"|\bbrush\w* (?:\w+ )?off\b|\bbeat\w* (?:a?round|about) the bush\b|\bpussyfoot\w*"
+                      r"|\bbrush\w* (?:\w+ )?off\b|\b(?:brush|fob)-offs?\b|\bsanctimon\w*|\bsafety boilerplate\b"
+                      r"|\bhalf[- ]?answer\w*|\b(?:about|on) (?:something else|(?:a )?(?:different|another|other) "
+                      r"(?:topic|question|subject|thing)s?)\b|\bbeat\w* (?:a?round|about) the bush\b|\bpussyfoot\w*"
                       r"|\brun-?around\b|\btap-?danc\w*|\bdilut\w*|\bdanc\w* (?:a?round|about)\b|\btip-?toe\w*"
                       r"|\b(?:weasel|wriggl|wiggl|squirm)\w* out\b|\bstall(?:s|ed|ing)?\b|\bskat\w* (?:a?round|over)\b"
                       r"|\bsafety (?:\w+ ){0,2}?(?:ahead of|over|before|above) (?:\w+ing )?"
@@ -301,7 +303,8 @@ _CUES: list[tuple[str, int, str]] = [
     ("other_language", +1, r"\b(?:different|other|another|foreign) language\b|\blanguage other than\b"
                            r"|\bswitch\w* (?:to )?(?:english|languages?)\b|\b(?:in|into) english\b"
                            r"|\benglanniksi\b|\benglannin kielellä\b|用英文|用英语|英文回答|英语回答"
-                           r"|\blanguage (?:that )?i (?:didn't|did not|don't|do not) (?:use|write|speak|ask)\w*"),
+                           r"|\blanguage (?:that )?i (?:didn't|did not|don't|do not) (?:use|write|speak|ask)\w*"
+                           r"|\bignor\w* (?:my|the question's|the prompt's|the) language\b"),
     # four older properties the readers read worst by the validation bank's counts (docs/experiments.md, VERSION 18
     # and 19)
     # a tone in words counts as exclamation marks, but an eager opener is `greeting` and "I get excited when" a liking

@@ -241,7 +241,8 @@ def wish_development_set(n: int) -> list[Phrasing]:
     47/48 the four directions decided least often held out, "Kill the purple prose.", "Answer it straight.", "Don't
     water the story down.", VERSION 30; 49/50 fewer non-answers, less dialogue and another language again, "Deliver
     what I asked.", "No he-said-she-said.", "Use English every time.", VERSION 31; 51/52 compliance, caution and
-    English from a fresh probe, "If I ask for a roast, write the roast.", "Default to English.", VERSION 35)."""
+    English from a fresh probe, "If I ask for a roast, write the roast.", "Default to English.", VERSION 35; 53/54
+    non-answers and an answer in another language named as things, "No sanctimonious preambles.", VERSION 36)."""
     return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
@@ -302,6 +303,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, fiftieth set (the least decided, again)": wish_development_set(50),
             "wishes as typed, fifty-first set (compliance, caution, English)": wish_development_set(51),
             "wishes as typed, fifty-second set (compliance, caution, English)": wish_development_set(52),
+            "wishes as typed, fifty-third set (non-answers and languages by name)": wish_development_set(53),
+            "wishes as typed, fifty-fourth set (non-answers and languages by name)": wish_development_set(54),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
