@@ -740,6 +740,27 @@ def test_non_answers_and_another_language_named_as_things():
     assert read_cues("Avoid answers that ignore my language.") == CueReading("other_language", -1)
 
 
+def test_frames_that_turn_whatever_thing_they_hold():
+    """VERSION 37 (development set 55): frames read the wrong way with every thing the lists know."""
+    for thing, prop, sign in (("dodging", "nonanswer", +1), ("straight answers", "nonanswer", -1),
+                              ("the dialogue", "dialogue", +1), ("long answers", "words", +1)):  # fmt: skip
+        assert read_cues(f"{thing.capitalize()} make me close the tab.") == CueReading(prop, -sign), thing
+        assert read_cues(f"I want {thing} gone.") == CueReading(prop, -sign), thing
+        assert read_cues(f"{thing.capitalize()} are the last thing I want.") == CueReading(prop, -sign), thing
+        assert read_cues(f"Keep {thing} out of it.") == CueReading(prop, -sign), thing  # a less kept out is a more
+        assert read_cues(f"I like {thing}.") == CueReading(prop, sign), thing
+    assert read_cues("Keep the brevity in check.") == CueReading("words", +1)  # was read as brevity
+    assert read_cues("Not too brief.") == CueReading("words", -1)  # "too" is left as it was: an amount, not a turn
+    finnish = "English replies to my Finnish questions"
+    assert read_cues(f"I'm allergic to {finnish}.") == CueReading("other_language", -1)  # "to" was the cue's
+    assert read_cues(f"{finnish}? No way.") == CueReading("other_language", -1)  # the verdict clause was unread
+    assert read_cues(f"{finnish}? Yes, please.") == CueReading("other_language", +1)
+    assert read_cues(f"Keep {finnish} out of it.") == CueReading("other_language", -1)  # the question's in between
+    assert read_cues("I prefer answers with switching to English when I wrote in another language.") == CueReading(
+        "other_language", +1
+    )
+
+
 def test_two_complaints_about_a_thing_agree():
     """Each complaint used to turn the thing once, so two turned it back ("Dialogue is boring and tedious." read as
     more dialogue)."""

@@ -98,6 +98,8 @@ READING_BANKS = [
     "wishes as typed, fifty-second set (compliance, caution, English)",
     "wishes as typed, fifty-third set (non-answers and languages by name)",
     "wishes as typed, fifty-fourth set (non-answers and languages by name)",
+    "wishes as typed, fifty-fifth set (frames that turn)",
+    "wishes as typed, fifty-sixth set (frames that turn)",
     "third development",
     "fourth development",
     "fifth development",

@@ -70,7 +70,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "36"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "37"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -387,7 +387,7 @@ NEGATOR = re.compile(
     r"aren't|refrain from|steer clear of|limit\w*|minimi[sz]\w*|reduce\w*|tone down|"
     r"(?:go )?easy (?:on|with)(?! the eyes?)|"
     r"dial\w* (?:it )?(?:back|down)(?: on)?|rein\w* in|ease (?:off|up) on|scale\w* back(?: on)?|ban|no more|zero|"
-    r"against|tired of|sick of|allergic to|anything but|without any|hold\w* back on|hold\w* off on|minimal|"
+    r"against|tired of|sick of|allergic(?: to)?|anything but|without any|hold\w* back on|hold\w* off on|minimal|"
     r"minimum|hardly any|sparing\w*|(?:go\w*|be|keep it) light on|rarely|seldom|restrict\w*|at most|"
     r"only the (?:occasional|odd)|only a (?:little|few|bit of|touch of)|"
     r"barely any|(?<!a )little|(?:could|can) do without|had enough of|had it with|(?:i'm|i am) (?:so )?over|"
@@ -403,7 +403,9 @@ COMPLAINT = re.compile(
     r"\b(?:put\w* me off|turn\w* me off|(?<!n't )(?<!not )(?:annoy\w*|bother\w*|irritat\w*)|"
     r"(?:is|are) (?:a )?no[- ]go|(?:is|are) a (?:hard |big |firm )?no(?=\s*$)|(?:is|are) not "
     r"(?:welcome|wanted|needed|ok|okay|for me)|drive\w* me (?:crazy|nuts|mad)|get\w* old|(?:is|are) (?:tiresome|"
-    r"grating|unbearable|a turn-off|the worst|overrated)|make\w* me (?:cringe|wince|stop reading)|irk\w*|(?:can|has to|"
+    r"grating|unbearable|a turn-off|the worst|overrated)|make\w* me (?:want to )?(?:cringe|wince|stop reading|close "
+    r"(?:the |my )?(?:tab|window|app|chat|laptop)|leave|quit|give up|scream|groan)|irk\w*|"
+    r"(?:is|are) the last thing (?:i|we) (?:want|need)\w*|gone(?! (?:are|is)\b)|(?:can|has to|"
     r"have to|must|needs? to) go|wear\w* thin|ruin\w*|no thanks|not my thing|deal[- ]?breakers?|useless|"
     r"pointless|worthless|bor(?:e|es|ed|ing)|pet peeves?|get\w* on my nerves|grate\w* on me|make\w* me roll my eyes|"
     r"(?:(?:is|are) a )?hard pass|(?:is|are) a pass|unnecessary|needless|superfluous|overkill|excessive|tedious|"
@@ -508,6 +510,11 @@ TOO = re.compile(r"\btoo(?: much| many)?\s*$")  # "too long", "not too long": le
 # "leave the dialogue out", "keep jargon out", "keep big words to a minimum", "jargon-free": less, as "too" is
 MINIMUM = r"to (?:a|the)(?: bare| absolute)? minimum"
 OUT = re.compile(rf"\s+(?:out(?! loud)|{MINIMUM}|in check|at bay|aside(?! from))\b|[- ]free\b(?! to\b)")
+# "keep long answers out": after a keep or a leave, at most two more words of the thing before the "out" ("detailed
+# answers laid out" is a phrasal verb, no keeping out)
+KEPT = re.compile(r"\b(?:keep|keeps|kept|keeping|leave|leaves|leaving|left)\b")
+OUT_AFTER_MORE = re.compile(r"(?:\s+(?!(?:and|or|but|if|when|not|to|for|with|is|are|it|them|this|that)\b)[\w'-]+){1,2}?"
+                            + OUT.pattern)  # fmt: skip
 # a thing asked for in small amounts, after it and at most one more word of it ("Keep exclamation marks to a
 # minimum.", "Use jargon sparingly.", "Technical terms should be rare.", "One exclamation mark is plenty."): less, as
 # "too" is
@@ -560,6 +567,8 @@ ANSWER_IN = re.compile(rf"\b(?:in|into|to|give me) (?P<a>{_LANG})\b"
                        rf"|\b(?P<b>{_LANG}) (?:answers?|replies|reply|responses?|output|back|only|out)\b"
                        rf"|\b(?:should|must|to|will|always) be (?:in )?(?P<c>{_LANG})\b"
                        rf"|\b(?P<d>{_LANG}) for (?:my |the |any |all )?(?={_LANG}\b)")  # fmt: skip
+# between an answer language and the question's it answers ("English replies to my Finnish questions")
+TO_THE_QUESTION = re.compile(r"\s+(?:to|for)(?: my| the| any| all)?\s+")
 # an answer language held whatever the question's is ("Answer in English, whichever language I ask in.")
 WHATEVER = re.compile(r"\bwhatever\b|\bwhichever\b|\bregardless\b|\bno matter\b|\beven (?:if|when|for|to|though)\b"
                       r"|\balways\b|\bonly\b|\bevery\b|\bany language\b|\bdefault\w*")  # fmt: skip
@@ -616,7 +625,11 @@ def _named_languages(text: str) -> int | None:
         start = max(b for b in bounds if b <= m.start())
         end = min((b.start() for b in CLAUSE.finditer(text, m.end())), default=len(text))
         base = -1 if m.group(m.lastgroup or 0) in asked_langs else +1
-        signs.add(_sign_in_clause(text[start:end], m.start() - start, m.end() - start, base, [], sparing=False))
+        # "English replies to my Finnish questions" is one thing: what is said after it ("... out of it") follows both
+        tail = max([a.end() for a in asked if TO_THE_QUESTION.fullmatch(text[m.end() : a.start()])], default=m.end())
+        sign = _sign_in_clause(text[start:end], m.start() - start, tail - start, base, [], sparing=False)
+        verdict = text[end : min((b.start() for b in CLAUSE.finditer(text, end + 1)), default=len(text))]
+        signs.add(-sign if VERDICT.fullmatch(CLAUSE.sub("", verdict).strip(" ,")) else sign)  # "...? No way."
     return signs.pop() if len(signs) == 1 else None
 
 
@@ -668,8 +681,11 @@ def _sign_in_clause(
     speaks of it ("Dialogue, I could do without it.")."""
     before = MORE_IDIOM.sub(lambda m: " " * len(m.group()), clause)[:start]  # "spare no", "not enough": no negator
     # "too X", "X out", "X sparingly": less ("can't have too many" is an idiom, not a "too": blanked above)
-    if TOO.search(before) or OUT.match(clause[end:]) or SCARCE.match(clause[end:]):
+    if TOO.search(before):
         return -1 if base > 0 else base
+    kept_out = OUT.match(clause[end:]) or (KEPT.search(before) and OUT_AFTER_MORE.match(clause[end:]))
+    if kept_out or SCARCE.match(clause[end:]):  # less of it: "keep brevity in check" is more words
+        return -base
     only = ONLY_IF.search(clause)
     if sparing and only and end <= only.end():  # the thing is asked for sparingly: less of it
         return -base
