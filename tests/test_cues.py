@@ -761,6 +761,20 @@ def test_frames_that_turn_whatever_thing_they_hold():
     )
 
 
+def test_more_frames_that_turn_whatever_thing_they_hold():
+    """VERSION 38 (development set 57, and the synonyms its unread set 58 showed)."""
+    for thing, prop, sign in (("clichés", "ai_prose", +1), ("straight answers", "nonanswer", -1),
+                              ("long answers", "words", +1), ("headings", "headings", +1)):  # fmt: skip
+        for frame in ("{} are a no from me.", "{} are not what I came for.", "{} don't do it for me.",
+                      "{} have to stop.", "{} wear me down.", "{}, not again.", "I've seen enough {}.",
+                      "Spare us {}.", "{} aren't what I signed up for.", "{} have got to stop.",
+                      "{}, never again.", "I've read enough {}."):  # fmt: skip
+            wish = frame.format(thing)
+            assert read_cues(wish[0].upper() + wish[1:]) == CueReading(prop, -sign), wish
+    assert read_cues("Stop the lecturing.") == CueReading("nonanswer", -1)
+    assert read_cues("This is what I came for: long answers.") == CueReading("words", +1)  # no "not": a liking
+
+
 def test_two_complaints_about_a_thing_agree():
     """Each complaint used to turn the thing once, so two turned it back ("Dialogue is boring and tedious." read as
     more dialogue)."""

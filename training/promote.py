@@ -100,6 +100,8 @@ READING_BANKS = [
     "wishes as typed, fifty-fourth set (non-answers and languages by name)",
     "wishes as typed, fifty-fifth set (frames that turn)",
     "wishes as typed, fifty-sixth set (frames that turn)",
+    "wishes as typed, fifty-seventh set (more frames that turn)",
+    "wishes as typed, fifty-eighth set (more frames that turn)",
     "third development",
     "fourth development",
     "fifth development",

@@ -70,7 +70,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "37"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "38"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -378,8 +378,8 @@ NEGATOR = re.compile(
     r"^\s*(?:please )?kill(?= (?:the|all|any|those|these|your|off)\b)|"  # "Kill the purple prose."
     r"(?<!they're )(?<!they are )(?<!it's )(?<!it is )missing(?! the point)|"  # not "I miss X when they're missing"
     r"(?<!for )(?<!of )(?<!spread )(?<!spreading )(?<!promote )(?<!promoting )hat(?:e|es|ed|ing)(?! speech| content)|"
-    r"dislike\w*|detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare me|free of|"
-    r"minus|ditch\w*|lose the|"
+    r"dislike\w*|detest\w*|can't stand|cannot stand|rather not|leave\w* out|spare (?:me|us)|free of|"
+    r"(?:seen|read|heard) enough(?: of)?|minus|ditch\w*|lose the|"
     r"enough with|(?<!not )(?<!never )enough of|^\s*enough(?=\s*$)|away with|instead of|rather than|don't|do not|dont|"
     r"stay\w* away from|^\s*hold the|"
     r"doesn't|does not|"
@@ -401,7 +401,10 @@ NEGATOR = re.compile(
 )  # fmt: skip
 COMPLAINT = re.compile(
     r"\b(?:put\w* me off|turn\w* me off|(?<!n't )(?<!not )(?:annoy\w*|bother\w*|irritat\w*)|"
-    r"(?:is|are) (?:a )?no[- ]go|(?:is|are) a (?:hard |big |firm )?no(?=\s*$)|(?:is|are) not "
+    r"(?:is|are) (?:a )?no[- ]go|(?:is|are) a (?:hard |big |firm )?no(?: (?:from|for) (?:me|us))?(?=\s*$)|"
+    r"(?:is|are)(?: not|n't) what (?:i|we)(?:'m|'re| am| are| was| were)? (?:came|come|signed up|looking|here|asked)"
+    r"(?: here)? for|(?:don't|doesn't|do not|does not) do (?:it|anything|much|a thing) for (?:me|us)|"
+    r"(?:has|have)(?: got)? to stop|(?:must|needs? to|should|got to) stop|wear\w* (?:me|us) down|(?:is|are) not "
     r"(?:welcome|wanted|needed|ok|okay|for me)|drive\w* me (?:crazy|nuts|mad)|get\w* old|(?:is|are) (?:tiresome|"
     r"grating|unbearable|a turn-off|the worst|overrated)|make\w* me (?:want to )?(?:cringe|wince|stop reading|close "
     r"(?:the |my )?(?:tab|window|app|chat|laptop)|leave|quit|give up|scream|groan)|irk\w*|"
@@ -495,7 +498,7 @@ MORE_IDIOM = re.compile(
 VERDICT = re.compile(
     r"(?:(?:it's|it is|that's|that is|they're|they are|a|an|my|the|just|total|big|real|such|so)\s+)*"
     r"(?:hard pass|pass|no thanks|no thank you|not for me|nope|no way|please no|pet peeves?(?: of mine)?|meh|"
-    r"not so much|"
+    r"not so much|not again|never again|"
     r"turn[- ]?offs?(?: for me)?|deal[- ]?breakers?(?: for me)?|not my thing|no[- ]go(?: for me)?|"
     r"(?:i|we) hate (?:it|that|them)|ugh|yuck|eww?|not too (?:many|much|often)|"
     r"(?:none|zero)(?: at all)?(?:,? (?:please|thanks|thank you))?|"
