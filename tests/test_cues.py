@@ -775,6 +775,54 @@ def test_more_frames_that_turn_whatever_thing_they_hold():
     assert read_cues("This is what I came for: long answers.") == CueReading("words", +1)  # no "not": a liking
 
 
+@pytest.mark.parametrize(
+    ("sentence", "visitors"),
+    [("My questions are usually about cooking.", True), ("Take my questions seriously.", True),
+     ("Respond to every question.", True), ("Answer hard questions too.", True),
+     ("When I ask a question, give me the answer first.", True), ("Questions about history are my favourite.", True),
+     ("Don't ask me questions back.", False), ("I like when you ask clarifying questions.", False),
+     ("Respond to my questions with a question.", False), ("End with a question.", False), ("I like questions.", False),
+     ("Ask questions.", False), ("Keep it brief.", False)],
+)  # fmt: skip
+def test_the_visitors_own_questions_are_told_from_questions_back(sentence: str, visitors: bool):
+    """VERSION 39: the readers read "questions" as a wish for questions back, also where they are the visitor's."""
+    from crm_core.compositional.cues import questions_are_the_visitors
+
+    assert questions_are_the_visitors(sentence) is visitors
+
+
+def test_every_development_sentence_about_the_visitors_questions_is_told_apart():
+    """development.toml `visitors_questions` (both sets) are the visitor's questions; no development wish for
+    questions back is (the rule must leave them to the readers)."""
+    import tomllib
+    from pathlib import Path
+
+    from crm_core.compositional.cues import questions_are_the_visitors
+    from crm_train.compositional import phrasings
+
+    banks = Path(phrasings.__file__).parent / "banks" / "development.toml"
+    sets = tomllib.loads(banks.read_text(encoding="utf-8"))["visitors_questions"]
+    assert all(questions_are_the_visitors(t) for texts in sets.values() for t in texts)
+    wishes = {p.text for bank in phrasings.reading_banks().values() for p in bank if p.prop == "question_back"}
+    assert len(wishes) > 100 and not [t for t in wishes if questions_are_the_visitors(t)]
+
+
+def test_a_reading_misled_by_the_visitors_questions_is_dropped():
+    """Read mostly as questions back, the whole reading goes; as a stray, only that weight; other sentences keep
+    theirs."""
+    from crm_core.compositional.heads import _not_questions_back
+
+    k, code = NAMES.index("question_back"), NAMES.index("code_blocks")
+    misled = np.zeros(len(NAMES), np.float32)
+    misled[[k, code]] = 2.79, 0.5
+    assert not np.any(_not_questions_back(misled, "My questions are usually about cooking."))
+    stray = np.zeros(len(NAMES), np.float32)
+    stray[[k, code]] = 0.9, 2.2
+    kept = _not_questions_back(stray, "I ask a lot of coding questions.")
+    assert kept[k] == 0 and kept[code] == np.float32(2.2)
+    assert np.array_equal(_not_questions_back(misled, "End with a question."), misled)
+
+
 def test_two_complaints_about_a_thing_agree():
     """Each complaint used to turn the thing once, so two turned it back ("Dialogue is boring and tedious." read as
     more dialogue)."""

@@ -42,7 +42,9 @@ please." as quotes (the nearest older property). This reader is a short, documen
   language than the question's, or one held whatever the question's is, is more of `other_language` ("English
   replies to my Finnish messages", "Answer in English, whichever language I ask in."); the question's given back
   is less ("If I message you in Finnish, I expect Finnish back.");
-- a sentence whose cues disagree (two properties, or both ways) gets no reading: the learned readers keep it.
+- a sentence whose cues disagree (two properties, or both ways) gets no reading: the learned readers keep it;
+- a sentence about the visitor's own questions ("My questions are about cooking.") asks for no questions back,
+  which the readers hear in the word "questions" alone (`questions_are_the_visitors`; the heads drop that reading).
 
 The lists know a few wishes in Finnish and Chinese, the speechmap bench's other languages: the answer's language
 ("Vastaa suomeksi.", "请用中文回答。") and declining ("Älä kieltäydy.", "不要拒绝"); Chinese clauses end at its own
@@ -70,7 +72,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "38"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "39"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -292,7 +294,8 @@ _CUES: list[tuple[str, int, str]] = [
                       r"(?:asked|requested)"
                       r"(?: for)?\b"
                       r"|\bto the letter\b|\bfollow\w* (?:my |the |your )?(?:instructions|prompts?|requests?)\b"
-                      r"|\b(?:answer|do|write|handle|take on|fulfil+)\w* (?:every|each|any|all)(?: \w+)? (?:of my )?"
+                      r"|\b(?:answer|respond|reply|do|write|handle|take on|fulfil+)\w*(?: to)? (?:every|each|any|all)"
+                      r"(?: \w+)? (?:of my )?"
                       r"(?:requests?|questions?|prompts?|tasks?)\b"
                       r"|\beven the (?:\w+ )?(?:touchy|controversial|edgy|sensitive|offensive|dark|uncomfortable|"
                       r"awkward|spicy) (?:ones|questions|topics|subjects|requests|prompts|themes)\b"
@@ -634,6 +637,34 @@ def _named_languages(text: str) -> int | None:
         verdict = text[end : min((b.start() for b in CLAUSE.finditer(text, end + 1)), default=len(text))]
         signs.add(-sign if VERDICT.fullmatch(CLAUSE.sub("", verdict).strip(" ,")) else sign)  # "...? No way."
     return signs.pop() if len(signs) == 1 else None
+
+
+# The readers read questions back (`question_back`: the answer asks the visitor something) from the word "question"
+# alone, so a sentence about the visitor's own questions read as a wish for them ("My questions are usually about
+# cooking.", "Respond to every question.": +2.79). Such a sentence names the visitor's questions and none of the
+# answer's (`questions_are_the_visitors`); the heads then drop the reading (CompositionalHeads.criteria_side).
+VISITORS_QUESTIONS = re.compile(
+    r"\b(?:my|our)(?: [\w-]+)? questions?\b|\b(?:i|we)(?: \w+)? (?:ask|pose|send|type)\b"
+    r"|\bquestions? (?:i|we) (?:ask|asked|pose|posed|send|sent|have|had)\b"
+    r"|\b(?:answer|respond|reply|react|treat|take|handle|tackle)\w*(?: to)? (?:the|my|our|every|each|any|all|hard|"
+    r"tough|difficult|these|those|such|edgy|touchy|simple|easy)\b(?: [\w-]+)? questions?\b"
+    r"|\bquestions? (?:about|regarding|like)\b"
+)
+ANSWERS_QUESTIONS = re.compile(
+    r"\bask(?:s|ing|ed)? (?:me|us|the user|the reader|back|something)\b|\bquestions? (?:back|at the end|to me|to us|"
+    r"to the reader|for me|of me)\b|\b(?:follow-?up|clarifying|probing|check-?in|rhetorical|guiding|leading|"
+    r"open-?ended|thought-?provoking|engaging|reflective|socratic|comprehension|quiz) questions?\b"
+    r"|\b(?:end|finish|close|wrap)\w* (?:up )?(?:with|on|by asking) (?:a )?questions?\b|\byou ask\b|\bquiz\w*"
+    r"|\bwith (?:a |another )?questions?\b"
+    r"|(?<!\bi )(?<!\bwe )\bask(?:ing)? (?:questions|a question)\b(?! (?:i|we)\b)"
+)
+
+
+def questions_are_the_visitors(text: str) -> bool:
+    """Whether a sentence speaks of the visitor's own questions and of none the answer asks ("Take my questions
+    seriously." yes; "Ask me clarifying questions." no)."""
+    said = _normal(text)
+    return bool(VISITORS_QUESTIONS.search(said)) and not ANSWERS_QUESTIONS.search(said)
 
 
 def reads_across(first: str, second: str) -> bool:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from crm_core.compositional.cues import family, read_cues
+from crm_core.compositional.cues import family, questions_are_the_visitors, read_cues
 from crm_core.compositional.memory import PhrasingMemory
 from crm_core.compositional.serving import ServingConfig
 from crm_core.properties import NAMES
@@ -190,7 +190,8 @@ class CompositionalHeads:
             weights = np.stack([memory.override(w, v, t)
                                 for w, v, t in zip(weights, sentence_vecs, said, strict=True)])  # fmt: skip
         if memory is not None and texts is not None and serving.cue_reader > 0:
-            weights = np.stack([self._cue_read(w, t, memory, soft) for w, t in zip(weights, texts, strict=True)])
+            weights = np.stack([self._cue_read(_not_questions_back(w, t), t, memory, soft)
+                                for w, t in zip(weights, texts, strict=True)])  # fmt: skip
         if soft and memory is not None and serving.soft_strength > 0:
             weights = np.stack([memory.at_strength(w, serving.soft_strength, serving.lift_from,
                                                    serving.lift_share) for w in weights])  # fmt: skip
@@ -233,6 +234,20 @@ class CompositionalHeads:
     def scores(side: ResponseSide, crit: CriteriaSide, with_quality: bool = True) -> np.ndarray:
         score = side.z @ crit.weights + side.voice @ crit.voice
         return score + side.quality if with_quality else score.astype(np.float64)
+
+
+def _not_questions_back(weights: np.ndarray, text: str) -> np.ndarray:
+    """One criterion's weights without questions back where it speaks only of the visitor's own questions
+    (cues.questions_are_the_visitors): read as its strongest property, the word "questions" misled the readers, and
+    what else they read of it goes too; read as a stray, that weight alone goes."""
+    k = NAMES.index("question_back")
+    if k >= len(weights) or not weights[k] or not questions_are_the_visitors(text):
+        return weights
+    out = np.zeros_like(weights)
+    if int(np.argmax(np.abs(weights))) != k:
+        out[:] = weights
+        out[k] = 0.0
+    return out
 
 
 def count_members(params: dict[str, np.ndarray]) -> int:
