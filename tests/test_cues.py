@@ -823,6 +823,20 @@ def test_a_reading_misled_by_the_visitors_questions_is_dropped():
     assert np.array_equal(_not_questions_back(misled, "End with a question."), misled)
 
 
+def test_wishes_written_beside_context():
+    """VERSION 40 (development set 59)."""
+    assert read_cues("If I ask for the strongest case for one side, give me that side only.") == CueReading(
+        "nonanswer", -1
+    )  # read as caution before
+    assert read_cues("Roast the politicians I name, don't tell me it's inappropriate.") == CueReading("nonanswer", -1)
+    assert read_cues("I'm tired of assistants that treat every question as dangerous.") == CueReading("nonanswer", -1)
+    assert read_cues("My grandmother asks in Chinese and cannot read English.") == CueReading("other_language", -1)
+    assert read_cues("My grandmother asks in Chinese and reads English.") == CueReading("other_language", +1)
+    assert read_cues("I cannot read English.") is None  # no question's language: which answer wins is not said
+    assert read_cues("Give me prose without tapestries, testaments or delving.") == CueReading("ai_prose", -1)
+    assert read_cues("I love a rich tapestry of detail.") == CueReading("ai_prose", +1)  # the word itself, liked
+
+
 def test_two_complaints_about_a_thing_agree():
     """Each complaint used to turn the thing once, so two turned it back ("Dialogue is boring and tedious." read as
     more dialogue)."""

@@ -102,6 +102,8 @@ READING_BANKS = [
     "wishes as typed, fifty-sixth set (frames that turn)",
     "wishes as typed, fifty-seventh set (more frames that turn)",
     "wishes as typed, fifty-eighth set (more frames that turn)",
+    "wishes as typed, fifty-ninth set (wishes beside context)",
+    "wishes as typed, sixtieth set (wishes beside context)",
     "third development",
     "fourth development",
     "fifth development",

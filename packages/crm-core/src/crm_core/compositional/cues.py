@@ -72,7 +72,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "39"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "40"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -181,7 +181,8 @@ _CUES: list[tuple[str, int, str]] = [
                      r"|\b(?:corporate|marketing|business|linkedin|sales)[- ](?:speak|jargon|language|copy|tone)\b"
                      r"|\bclich\w*|\bstock (?:phrases?|words?|expressions?|prose|language|lines?|metaphors?|images?|"
                      r"imagery|phrasing|idioms?)\b|\bpurple prose\b"
-                     r"|\bslop\b|\bboilerplate\b|\bbuzzwords?\b|\bdelve\b|\btapestry\b|\bformulaic\b|\brobotic\b"
+                     r"|\bslop\b|\bboilerplate\b|\bbuzzwords?\b|\bdelv(?:e|es|ed|ing)\b|\btapestr(?:y|ies)\b|\btestaments?\b"
+                     r"|\bformulaic\b|\brobotic\b"
                      r"|\bflowery\b|\bflourishes\b|\bpress[- ]releases?\b"
                      r"|\bnot (?:just |only |merely )?(?:an? )?[xa][,;]? (?:but |it'?s |it is )(?:also |rather )?"
                      r"(?:an? )?[yb]\b"
@@ -261,6 +262,10 @@ _CUES: list[tuple[str, int, str]] = [
                       r"won't|will not|is unable|are unable)\b"
                       r"|\bkieltäyt\w*|\bkieltäydy\w*|\bsaarna\w*|\bluennoi\w*|\bmoralisoi\w*|拒绝|说教|回避"
                       r"|\bput\w* (?:your|its|their|my) foot down\b|\bplay\w* it safe\b|\bnann(?:y|ies|ying)\b"
+                      r"|\btell\w* (?:me|us) (?:that )?(?:it's|it is|that's|that is|this is|it would be) (?:\w+ )?"
+                      r"(?:inappropriate|wrong|offensive|harmful|unethical|dangerous|problematic|insensitive)\b"
+                      r"|\btreat\w* (?:every|each|my|all|any|the|our)(?: \w+)? (?:questions?|requests?|prompts?|users?)"
+                      r" as (?:\w+ )?(?:dangerous|suspicious|harmful|a threat|threats|risky|suspect)\b"
                       r"|\bcensor(?:s|ed|ing|ship)?\b|\bavoid\w* (?:the|my|your) questions?\b|\bavoid\w* answering\b"
                       r"|\bi (?:can't|cannot|can not|am unable to|'m unable to) (?:help|assist)(?: you)? with "
                       r"(?:that|this)\b"),
@@ -281,6 +286,7 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\b(?:älä|älkää) (?:kieltäydy|kiellä|saarnaa|luennoi|moralisoi|väistä)\w*"
                       r"|(?:不要|别|不用|勿)(?:拒绝|说教|回避)"
                       r"|\bstraight answers?\b|\bplay\w* along\b"
+                      r"|\b(?:give|write|argue|present|make)\w*(?: me)? (?:only |just )?(?:that|this|my|one) side\b"
                       r"|\b(?:take|took|taking|pick\w*|choos\w*|chose|argu\w*|defend\w*) (?:a|one|just one|a single) "
                       r"side\b"
                       r"|\bfollow\w* through\b"
@@ -554,7 +560,8 @@ _LANG = (r"(?:english|finnish|chinese|mandarin|cantonese|spanish|french|german|i
 # the question's language: "I ask in Finnish", "my Chinese questions", "a question written in Chinese", "if the
 # prompt is Chinese", "Finnish in, Finnish out"
 ASKED_IN = re.compile(
-    rf"\b(?:i|we)(?: \w+){{0,2}}? (?:ask|write|wrote|type|message|use|speak|talk|prompt)\w*(?: (?:you|to you))?"
+    rf"\b(?:i|we|he|she|they|(?:my|our) \w+)(?: \w+){{0,2}}? (?:ask|write|wrote|type|message|use|speak|talk|prompt)\w*"
+    rf"(?: (?:you|to you))?"
     rf"(?: in)? (?P<a>{_LANG})\b"
     rf"|\b(?:questions?|prompts?|messages?|requests?|inputs?)(?: \w+){{0,2}}? in (?P<b>{_LANG})\b"
     rf"|\b(?:question|prompt|message|request|input)(?:'s)? (?:is|are) (?P<c>{_LANG})\b"
@@ -568,7 +575,8 @@ ASKED_OTHER = re.compile(r"\b(?:questions?|prompts?|messages?|requests?|ask\w*|w
                          rf"|\bnon[- ]?{_LANG} (?:questions?|prompts?|messages?|requests?|inputs?)\b")  # fmt: skip
 # the answer's language: "answer in English", "switch to English", "English replies", "give me English"
 ANSWER_IN = re.compile(rf"\b(?:in|into|to|give me) (?P<a>{_LANG})\b"
-                       rf"|\b(?:i|we) (?:can )?(?:only )?(?:read|understand)\w* (?:only )?(?P<e>{_LANG})\b"
+                       rf"|\b(?:i|we|he|she|they|(?:my|our) \w+|and)(?: can|(?P<neg> can't| cannot| can not| don't|"
+                       rf" doesn't| do not| does not))?(?: only)? (?:read|understand)\w* (?:only )?(?P<e>{_LANG})\b"
                        rf"|\buse (?P<f>{_LANG})\b"
                        rf"|\b(?P<b>{_LANG}) (?:answers?|replies|reply|responses?|output|back|only|out)\b"
                        rf"|\b(?:should|must|to|will|always) be (?:in )?(?P<c>{_LANG})\b"
@@ -630,7 +638,7 @@ def _named_languages(text: str) -> int | None:
     for m in answers:
         start = max(b for b in bounds if b <= m.start())
         end = min((b.start() for b in CLAUSE.finditer(text, m.end())), default=len(text))
-        base = -1 if m.group(m.lastgroup or 0) in asked_langs else +1
+        base = (-1 if m.group(m.lastgroup or 0) in asked_langs else +1) * (-1 if m.groupdict().get("neg") else 1)
         # "English replies to my Finnish questions" is one thing: what is said after it ("... out of it") follows both
         tail = max([a.end() for a in asked if TO_THE_QUESTION.fullmatch(text[m.end() : a.start()])], default=m.end())
         sign = _sign_in_clause(text[start:end], m.start() - start, tail - start, base, [], sparing=False)

@@ -244,7 +244,8 @@ def wish_development_set(n: int) -> list[Phrasing]:
     English from a fresh probe, "If I ask for a roast, write the roast.", "Default to English.", VERSION 35; 53/54
     non-answers and an answer in another language named as things, "No sanctimonious preambles.", VERSION 36;
     55/56 frames that turn, "I want X gone.", "X are the last thing I want.", VERSION 37; 57/58 more frames that
-    turn, "X are a no from me.", "I've seen enough X.", VERSION 38)."""
+    turn, "X are a no from me.", "I've seen enough X.", VERSION 38; 59/60 wishes written beside context, "give me
+    that side only", "My grandmother asks in Chinese and cannot read English.", VERSION 40)."""
     return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
@@ -311,6 +312,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, fifty-sixth set (frames that turn)": wish_development_set(56),
             "wishes as typed, fifty-seventh set (more frames that turn)": wish_development_set(57),
             "wishes as typed, fifty-eighth set (more frames that turn)": wish_development_set(58),
+            "wishes as typed, fifty-ninth set (wishes beside context)": wish_development_set(59),
+            "wishes as typed, sixtieth set (wishes beside context)": wish_development_set(60),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
