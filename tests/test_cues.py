@@ -832,9 +832,27 @@ def test_wishes_written_beside_context():
     assert read_cues("I'm tired of assistants that treat every question as dangerous.") == CueReading("nonanswer", -1)
     assert read_cues("My grandmother asks in Chinese and cannot read English.") == CueReading("other_language", -1)
     assert read_cues("My grandmother asks in Chinese and reads English.") == CueReading("other_language", +1)
-    assert read_cues("I cannot read English.") is None  # no question's language: which answer wins is not said
+    assert read_cues("I cannot read English.") == CueReading("other_language", -1)  # English alone is held (41)
+    assert read_cues("I cannot read Finnish.") is None  # no question's language: which answer wins is not said
     assert read_cues("Give me prose without tapestries, testaments or delving.") == CueReading("ai_prose", -1)
     assert read_cues("I love a rich tapestry of detail.") == CueReading("ai_prose", +1)  # the word itself, liked
+
+
+def test_the_answers_language_named_as_a_thing():
+    """VERSION 41 (development set 61, and what its unread set 62 showed in review)."""
+    assert read_cues("Give me English responses.") == CueReading("other_language", +1)  # English alone is held
+    assert read_cues("No English responses.") == CueReading("other_language", -1)
+    assert read_cues("Give me Finnish responses.") is None  # another language alone: which question's is not said
+    assert read_cues("I like code-switching.") == CueReading("other_language", +1)  # more code blocks before
+    assert read_cues("Answers in another tongue, please.") == CueReading("other_language", +1)
+    assert read_cues("I like translated replies.") == CueReading("other_language", +1)
+    assert read_cues("I like machine-translated answers.") == CueReading("other_language", +1)  # no "like a machine"
+    assert read_cues("Write like a machine.") == CueReading("ai_prose", +1)
+    assert read_cues("I like the prompt's language.") == CueReading("other_language", -1)
+    assert read_cues("Give me my native language.") == CueReading("other_language", -1)
+    assert read_cues("Language matching, please.") == CueReading("other_language", -1)
+    assert read_cues("Replies in whatever language you like, please.") is None  # the model's choice: no side
+    assert read_cues("Reply in whatever language I use.") == CueReading("other_language", -1)
 
 
 def test_two_complaints_about_a_thing_agree():

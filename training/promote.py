@@ -104,6 +104,8 @@ READING_BANKS = [
     "wishes as typed, fifty-eighth set (more frames that turn)",
     "wishes as typed, fifty-ninth set (wishes beside context)",
     "wishes as typed, sixtieth set (wishes beside context)",
+    "wishes as typed, sixty-first set (languages named as things)",
+    "wishes as typed, sixty-second set (languages named as things)",
     "third development",
     "fourth development",
     "fifth development",

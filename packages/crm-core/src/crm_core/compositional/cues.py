@@ -72,7 +72,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "40"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "41"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -176,7 +176,7 @@ _CUES: list[tuple[str, int, str]] = [
                      r"clich\w*|buzzwords?|phrases?|phrasing|wording|voice|tone|polish|flourish\w*|grandeur|feel|"
                      r"vocabulary|fluff|filler)\b"
                      r"|\b(?:like|as if|as though|style of) (?:an? |the )?(?:\w+ )?"
-                     r"(?:ai|chatbot|machine|robot|bot|chat ?gpt|gpt|llm|language model)\b(?! learning)"
+                     r"(?:ai|chatbot|machine|robot|bot|chat ?gpt|gpt|llm|language model)\b(?! learning|[- ]translat)"
                      r"|\b(?:by|from) (?:an? |the )?(?:ai|chatbot|machine|robot|bot|chat ?gpt|gpt|llm)\b(?! learning)"
                      r"|\b(?:corporate|marketing|business|linkedin|sales)[- ](?:speak|jargon|language|copy|tone)\b"
                      r"|\bclich\w*|\bstock (?:phrases?|words?|expressions?|prose|language|lines?|metaphors?|images?|"
@@ -309,7 +309,10 @@ _CUES: list[tuple[str, int, str]] = [
                       r"uncomfortable|awkward|spicy)\b"
                       r"|\bfulfil+\w*|\buncensored\b|\beven if (?:it's|it is|the (?:topic|subject|request) is) "
                       r"(?:\w+ )?(?:touchy|controversial|edgy|sensitive|offensive|dark|uncomfortable)\b"),
-    ("other_language", +1, r"\b(?:different|other|another|foreign) language\b|\blanguage other than\b"
+    ("other_language", +1, r"\b(?:different|other|another|foreign) (?:language|tongue)\b|\blanguage other than\b"
+                           r"|\bcode[- ]?switch\w*|\bmismatch\w* languages?\b|\blanguages? mismatch\w*"
+                           r"|\bmix\w* (?:of )?languages\b|\blanguage[- ]mix\w*"
+                           r"|\btranslat\w* (?:replies|answers|responses|output)\b"
                            r"|\bswitch\w* (?:to )?(?:english|languages?)\b|\b(?:in|into) english\b"
                            r"|\benglanniksi\b|\benglannin kielellä\b|用英文|用英语|英文回答|英语回答"
                            r"|\blanguage (?:that )?i (?:didn't|did not|don't|do not) (?:use|write|speak|ask)\w*"
@@ -363,11 +366,13 @@ _CUES: list[tuple[str, int, str]] = [
     ("other_language", -1, r"\b(?:same|my|your) language\b|\bmy own language\b|\blanguage (?:as|of) (?:my|the) "
                            r"(?:question|prompt|request|message)\b|\bmatch\w* my language\b|\blanguage i (?:wrote|"
                            r"write|used|use|asked|speak|typed|start\w*|beg[ai]n\w*|open\w*)\b"
-                           r"|\bin whatever language\b|\breply in kind\b"
+                           r"|\bin whatever language\b(?! (?:you|the model|it)\b)|\breply in kind\b"
                            r"|\blanguage (?:\w+ ){0,2}match\w* (?:mine|my (?:own|question|message|prompt|request))\b"
                            r"|\blanguage (?:my|the) (?:question|prompt|message|request)s? "
                            r"(?:uses?|used|is in|was in)\b"
-                           r"|\bin my (?:own )?(?:mother tongue|native language|first language)\b"
+                           r"|\b(?:in )?my (?:own )?(?:mother tongue|native (?:language|tongue)|first language)\b"
+                           r"|\bthe (?:question|prompt|message|request)'s language\b|\blanguage[- ]matching\b"
+                           r"|\bmatching languages?\b"
                            r"|\bsamalla kielellä\b|\bsuomeksi\b|\bkysymy\w* kielellä\b|用中文|中文回答|以中文"
                            r"|(?:同样|相同|同一种?|提问|问题|我)的语言"),
 ]  # fmt: skip
@@ -631,8 +636,9 @@ def _named_languages(text: str) -> int | None:
                if not any(a.start() <= m.start(m.lastgroup or 0) < a.end() for a in asked)]  # fmt: skip
     if not answers:
         return -1 if asked_langs and GIVEN_BACK.search(text) else None
-    if not asked_langs and (len({m.group(m.lastgroup or 0) for m in answers}) != 1 or not WHATEVER.search(text)):
-        return None
+    named = {m.group(m.lastgroup or 0) for m in answers}
+    if not asked_langs and (len(named) != 1 or not (WHATEVER.search(text) or named == {"english"})):
+        return None  # English alone is held whatever the question's is, as "in English" is; another alone is not
     bounds = [0, *(b.end() for b in CLAUSE.finditer(text))]  # where each clause starts
     signs = set()
     for m in answers:

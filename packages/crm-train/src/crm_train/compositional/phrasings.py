@@ -245,7 +245,8 @@ def wish_development_set(n: int) -> list[Phrasing]:
     non-answers and an answer in another language named as things, "No sanctimonious preambles.", VERSION 36;
     55/56 frames that turn, "I want X gone.", "X are the last thing I want.", VERSION 37; 57/58 more frames that
     turn, "X are a no from me.", "I've seen enough X.", VERSION 38; 59/60 wishes written beside context, "give me
-    that side only", "My grandmother asks in Chinese and cannot read English.", VERSION 40)."""
+    that side only", "My grandmother asks in Chinese and cannot read English.", VERSION 40; 61/62 the answer's
+    language named as a thing, "English responses, please.", "I like code-switching.", VERSION 41)."""
     return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
@@ -314,6 +315,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, fifty-eighth set (more frames that turn)": wish_development_set(58),
             "wishes as typed, fifty-ninth set (wishes beside context)": wish_development_set(59),
             "wishes as typed, sixtieth set (wishes beside context)": wish_development_set(60),
+            "wishes as typed, sixty-first set (languages named as things)": wish_development_set(61),
+            "wishes as typed, sixty-second set (languages named as things)": wish_development_set(62),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
