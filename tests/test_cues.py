@@ -855,6 +855,19 @@ def test_the_answers_language_named_as_a_thing():
     assert read_cues("Reply in whatever language I use.") == CueReading("other_language", -1)
 
 
+def test_compliance_named_as_a_thing():
+    """VERSION 42 (development set 63, and the synonyms its unread set 64 showed in review)."""
+    for thing in ("direct answers", "frank answers", "candid replies", "unfiltered answers", "blunt honesty",
+                  "straightforward help", "real answers", "obedient assistants", "willing assistants",
+                  "a can-do attitude", "answers with no strings attached", "models that never say no",
+                  "plain-spoken answers", "unvarnished replies", "cooperative bots"):  # fmt: skip
+        assert read_cues(f"I like {thing}.") == CueReading("nonanswer", -1), thing
+        assert read_cues(f"Avoid {thing}.") == CueReading("nonanswer", +1), thing
+    assert read_cues("Models that never say no, please.") == CueReading("nonanswer", -1)  # caution (+3.00) before
+    assert read_cues("I'd never say no to tables.") != CueReading("nonanswer", -1)  # an idiom of plenty, not this
+    assert read_cues("Use direct speech.") == CueReading("dialogue", +1)  # "direct" stays speech there
+
+
 def test_two_complaints_about_a_thing_agree():
     """Each complaint used to turn the thing once, so two turned it back ("Dialogue is boring and tedious." read as
     more dialogue)."""

@@ -106,6 +106,8 @@ READING_BANKS = [
     "wishes as typed, sixtieth set (wishes beside context)",
     "wishes as typed, sixty-first set (languages named as things)",
     "wishes as typed, sixty-second set (languages named as things)",
+    "wishes as typed, sixty-third set (compliance named as things)",
+    "wishes as typed, sixty-fourth set (compliance named as things)",
     "third development",
     "fourth development",
     "fifth development",

@@ -72,7 +72,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "41"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "42"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -287,6 +287,13 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|(?:不要|别|不用|勿)(?:拒绝|说教|回避)"
                       r"|\bstraight answers?\b|\bplay\w* along\b"
                       r"|\b(?:give|write|argue|present|make)\w*(?: me)? (?:only |just )?(?:that|this|my|one) side\b"
+                      r"|\b(?:direct|frank|candid|unfiltered|blunt|straightforward|plain[- ]spoken|unvarnished|"
+                      r"unhedged)(?:,? (?:and )?[\w-]+)? (?:answers?|replies|responses?|output|help)\b"
+                      r"|\b(?:blunt|brutal|radical) honesty\b"
+                      r"|\b(?:real|actual|proper) answers?\b|\bno strings attached\b|\bcan-?do\b"
+                      r"|\b(?:obedient|willing|cooperative|accommodating)\w* (?:assistants?|models?|bots?|ais?|"
+                      r"chatbots?|helpers?)\b"
+                      r"|\b(?:never|won't|will not|doesn't|does not) say\w* no\b(?! to\b)"
                       r"|\b(?:take|took|taking|pick\w*|choos\w*|chose|argu\w*|defend\w*) (?:a|one|just one|a single) "
                       r"side\b"
                       r"|\bfollow\w* through\b"
