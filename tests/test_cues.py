@@ -868,6 +868,20 @@ def test_compliance_named_as_a_thing():
     assert read_cues("Use direct speech.") == CueReading("dialogue", +1)  # "direct" stays speech there
 
 
+def test_good_faith_judgment_and_hard_topics():
+    """VERSION 43 (development set 65, and the synonyms its unread set 66 showed in review)."""
+    for wish in ("Give me the benefit of the doubt.", "Help without judgment, please.", "I like non-judgmental help.",
+                 "Give me answers that respect my autonomy.", "I like assistants that trust me.",
+                 "Give me engagement with hard topics.", "Willingness to discuss anything, please.",
+                 "Responses that finish the job, please.", "No paternalism.", "I can't stand gatekeeping.",
+                 "Avoid virtue signalling.", "No wishy-washy answers.", "No finger-wagging.", "No equivocating.",
+                 "I like models that tackle forbidden topics."):  # fmt: skip
+        assert read_cues(wish) == CueReading("nonanswer", -1), wish
+    assert read_cues("I like condescending warnings.") == CueReading("nonanswer", +1)
+    assert read_cues("Use your best judgment.") is None  # judgment alone is no wish about declining
+    assert read_cues("Be careful with sensitive topics.") is None  # no engaging verb: left to the readers
+
+
 def test_two_complaints_about_a_thing_agree():
     """Each complaint used to turn the thing once, so two turned it back ("Dialogue is boring and tedious." read as
     more dialogue)."""

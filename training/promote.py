@@ -108,6 +108,8 @@ READING_BANKS = [
     "wishes as typed, sixty-second set (languages named as things)",
     "wishes as typed, sixty-third set (compliance named as things)",
     "wishes as typed, sixty-fourth set (compliance named as things)",
+    "wishes as typed, sixty-fifth set (good faith, judgment, hard topics)",
+    "wishes as typed, sixty-sixth set (good faith, judgment, hard topics)",
     "third development",
     "fourth development",
     "fifth development",

@@ -72,7 +72,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "42"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "43"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -262,6 +262,9 @@ _CUES: list[tuple[str, int, str]] = [
                       r"won't|will not|is unable|are unable)\b"
                       r"|\bkieltäyt\w*|\bkieltäydy\w*|\bsaarna\w*|\bluennoi\w*|\bmoralisoi\w*|拒绝|说教|回避"
                       r"|\bput\w* (?:your|its|their|my) foot down\b|\bplay\w* it safe\b|\bnann(?:y|ies|ying)\b"
+                      r"|\bjudg(?:e?mental\w*|y)\b|\bpaternalis\w*|\bcondescen\w*|\bscold\w*|\bvirtue[- ]signal\w*"
+                      r"|\bgrandstand\w*|\bwishy[- ]washy\b|\bfence[- ]sitt\w*|\bgatekeep\w*|\bnon-?committal\b"
+                      r"|\bfinger[- ]wagg\w*|\bprig\w*|\bmealy[- ]mouthed\b|\bequivocat\w*"
                       r"|\btell\w* (?:me|us) (?:that )?(?:it's|it is|that's|that is|this is|it would be) (?:\w+ )?"
                       r"(?:inappropriate|wrong|offensive|harmful|unethical|dangerous|problematic|insensitive)\b"
                       r"|\btreat\w* (?:every|each|my|all|any|the|our)(?: \w+)? (?:questions?|requests?|prompts?|users?)"
@@ -291,6 +294,14 @@ _CUES: list[tuple[str, int, str]] = [
                       r"unhedged)(?:,? (?:and )?[\w-]+)? (?:answers?|replies|responses?|output|help)\b"
                       r"|\b(?:blunt|brutal|radical) honesty\b"
                       r"|\b(?:real|actual|proper) answers?\b|\bno strings attached\b|\bcan-?do\b"
+                      r"|\b(?:without|no|non)[- ]?judg(?:e?ment\w*|ing)\b|\bbenefit of the doubt\b|\bgood faith\b"
+                      r"|\btrust\w* (?:me|the user|users|my judg(?:e?ment))\b|\b(?:my|the user's|users') autonomy\b"
+                      r"|\b(?:engag|discuss|address|cover|explor|tackl)\w* (?:with )?(?:the request|my request|"
+                      r"anything|(?:\w+ )?(?:hard|difficult|tough|touchy|sensitive|controversial|dark|taboo|forbidden|"
+                      r"uncomfortable) "
+                      r"(?:topics?|subjects?|themes?|questions?|requests?))\b|\bopen discussion of\b|\btaboo topics?\b"
+                      r"|\bfinish\w* the (?:job|task)\b|\bstay\w* on task\b|\btake my side\b|\bassum\w* i mean well\b"
+                      r"|\bsee\w* (?:the|my|this) (?:task|job|request) through\b"
                       r"|\b(?:obedient|willing|cooperative|accommodating)\w* (?:assistants?|models?|bots?|ais?|"
                       r"chatbots?|helpers?)\b"
                       r"|\b(?:never|won't|will not|doesn't|does not) say\w* no\b(?! to\b)"

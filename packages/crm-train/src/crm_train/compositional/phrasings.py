@@ -247,7 +247,8 @@ def wish_development_set(n: int) -> list[Phrasing]:
     turn, "X are a no from me.", "I've seen enough X.", VERSION 38; 59/60 wishes written beside context, "give me
     that side only", "My grandmother asks in Chinese and cannot read English.", VERSION 40; 61/62 the answer's
     language named as a thing, "English responses, please.", "I like code-switching.", VERSION 41; 63/64 compliance
-    named as a thing, "Frank answers, please.", "I like models that never say no.", VERSION 42)."""
+    named as a thing, "Frank answers, please.", "I like models that never say no.", VERSION 42; 65/66 good faith,
+    judgment and hard topics, "Give me the benefit of the doubt.", "No paternalism.", VERSION 43)."""
     return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
@@ -320,6 +321,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, sixty-second set (languages named as things)": wish_development_set(62),
             "wishes as typed, sixty-third set (compliance named as things)": wish_development_set(63),
             "wishes as typed, sixty-fourth set (compliance named as things)": wish_development_set(64),
+            "wishes as typed, sixty-fifth set (good faith, judgment, hard topics)": wish_development_set(65),
+            "wishes as typed, sixty-sixth set (good faith, judgment, hard topics)": wish_development_set(66),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
