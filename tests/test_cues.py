@@ -1017,6 +1017,56 @@ def test_no_english_development_wish_reads_as_foreign_and_most_foreign_ones_do()
     assert sum(written_in(t) is not None for t in foreign) >= 38
 
 
+@pytest.mark.parametrize(
+    ("sentence", "context"),
+    [("I'm a nurse.", True), ("I run a small bakery.", True), ("My team builds mobile apps.", True),
+     ("I'm writing a lyrical essay.", True), ("We are a nonprofit working on climate.", True),
+     ("I'm a fan of tables.", False), ("I'm keen on short answers.", False), ("I'm tired of lectures.", False),
+     ("I'm an expert in statistics.", False), ("I'm a nurse, so keep it brief.", False), ("Keep it brief.", False),
+     ("I write satire, don't refuse.", False)],
+)  # fmt: skip
+def test_a_sentence_that_only_says_who_the_visitor_is_is_context(sentence: str, context: bool):
+    """VERSION 44: a self-description asking for nothing (the lists read no wish in it, no word of wanting) is
+    context; one with a wish in it, or a cue the lists read ("for experts" as the reading grade), is not."""
+    from crm_core.compositional.cues import about_the_visitor
+
+    assert about_the_visitor(sentence) is context
+
+
+def test_no_development_wish_reads_as_context():
+    """The rule's development check: none of the development banks' or training phrasings is taken for context."""
+    from crm_core.compositional.cues import about_the_visitor
+    from crm_train.compositional import phrasings
+
+    banks = [*phrasings.reading_banks().values(), phrasings.training_sentences()]
+    wishes = {p.text for bank in banks for p in bank}
+    assert len(wishes) > 4000 and not [t for t in wishes if about_the_visitor(t)]
+
+
+def test_a_context_sentence_gives_its_voice_but_no_property_and_is_named(tmp_path):
+    """Through the scorer: "I'm a nurse." adds no property weight beside a wish (random readers read noise in it) but
+    its voice (tone, domain) counts, and the reading names it as context, not as unread; the app says so."""
+    from types import SimpleNamespace
+
+    from usl_space.views import reading
+
+    scorer = random_scorer_with_memory(tmp_path)
+    scorer.serving = replace(scorer.serving, cue_reader=0.0)  # without the word lists, the readers read it
+    alone = scorer.criteria_side(["Use tables."])
+    assert not np.array_equal(scorer.criteria_side(["I'm a nurse.", "Use tables."]).weights, alone.weights)
+    scorer.serving = replace(scorer.serving, cue_reader=2.0)
+    alone, nurse = scorer.criteria_side(["Use tables."]), scorer.criteria_side(["I'm a nurse."])
+    mixed = scorer.criteria_side(["I'm a nurse.", "Use tables."])
+    assert np.array_equal(mixed.weights, alone.weights) and not np.any(nurse.weights) and np.any(nurse.voice)
+    assert np.allclose(mixed.voice, alone.voice + nurse.voice)
+    read = scorer.reading(["I'm a nurse.", "Use tables."])
+    assert read.context == ["I'm a nurse."] and "I'm a nurse." not in read.ignored
+    assert read.to_json()["context"] == ["I'm a nurse."]
+    shown = reading(SimpleNamespace(reading=read))
+    assert "“I'm a nurse.” says who you are" in shown and "could not read “I'm a nurse.”" not in shown
+    assert "tone and domain" in shown
+
+
 def test_a_foreign_sentence_is_left_out_of_the_reading_and_named(tmp_path, monkeypatch):
     """Through the scorer: a Finnish wish adds no weight (random readers read noise in it, here at any strength) and
     the reading names it with its language; an English wish beside it reads as alone."""

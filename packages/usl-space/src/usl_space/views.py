@@ -179,7 +179,8 @@ def reading(board: Leaderboard | None) -> str:
     """How a compositional CRM read the board's criteria (Leaderboard.reading): its largest property weights
     ("emoji -2.1 · headings +0.4"), so a visitor can check it understood, and, plainly, each criterion it could not
     read at all (the board ignores those) and each soft one it is unsure of (read weakly or spread over several
-    properties: it counts only as read, not at the soft strength), each written in another language (left out); and,
+    properties: it counts only as read, not at the soft strength), each written in another language (left out) or
+    only saying who the visitor is (its tone and domain only); and,
     for a clear wish for caution, that declining now wins (the numbers alone would not say so). Visitor text is shown
     only through `as_text`."""
     read = board.reading if board is not None else None
@@ -200,6 +201,10 @@ def reading(board: Leaderboard | None) -> str:
         text += (f"\n\n“{as_text(clipped(sentence))}” looks written in {language}. I read criteria in English only, "
                  "so the board leaves it out rather than guess; in English it counts, e.g. “Keep it brief.” or "
                  "“Answer in the language I wrote in.”")  # fmt: skip
+    for sentence in read.context:
+        text += (f"\n\n“{as_text(clipped(sentence))}” says who you are, not what you want from an answer: the board "
+                 "takes its tone and domain from it and no measured property; say what you want, e.g. “Keep it "
+                 "brief.” or “Don't refuse.”")  # fmt: skip
     for sentence, guessed in read.unsure:
         guess = " · ".join(f"{name} {weight:+.1f}" for name, weight in guessed)
         text += (f"\n\nI am unsure what “{as_text(clipped(sentence))}” asks for (I read {guess}), so it counts "

@@ -72,7 +72,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "43"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "44"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -697,6 +697,32 @@ def questions_are_the_visitors(text: str) -> bool:
     seriously." yes; "Ask me clarifying questions." no)."""
     said = _normal(text)
     return bool(VISITORS_QUESTIONS.search(said)) and not ANSWERS_QUESTIONS.search(said)
+
+
+# A sentence that says who the visitor is or what they do ("I'm a nurse.", "I run a small bakery.", "My team builds
+# mobile apps."), asking for nothing, is context, not a wish: the readers read stray properties in some ("I'm writing a
+# lyrical essay." as fewer bullets, -1.48; "My team builds mobile apps." as emoji), which tilted a board the visitor
+# never asked to tilt. It starts as a self-description and holds no word of wanting, liking or disliking
+# (`about_the_visitor`); the scorer leaves it out and says so (CompositionalScorer.reading).
+SELF_DESCRIPTION = re.compile(
+    r"^\s*(?:(?:i'm|i am|we're|we are) (?:a|an|the|\w+ing)\b|i (?:work|teach|run|edit|write|study|research|manage|own|"
+    r"build|coach|lead|sell|design|develop)\b|we (?:run|build|sell|make|teach)\b|my (?:team|company|kids?|son|daughter|"
+    r"students?|boss|clients?|audience|readers?|questions?|grandmother|grandfather|father|mother|family|job|work|"
+    r"business) (?:\w+s|is|are|am|was|were)\b)"
+)
+ASKS_SOMETHING = re.compile(
+    r"\b(?:like|love|prefer|want|need|hate|dislike|please|should|must|don't|do not|avoid|keep|make|use|give|answer|"
+    r"reply|respond|rather|enjoy|appreciate|stand|wish|hope|expect|tired|sick|fed|bored|annoy\w*|bother\w*|can't|"
+    r"cannot|won't|no|not|never|more|less|too|only|just|fan|sucker|all for|partial|big on|into|over|done|fine with|"
+    r"okay with|ok with|happy|glad|allergic|with|without|mind|care|favou?rite|best|worst|stickler|believer|advocate)\b"
+)
+
+
+def about_the_visitor(text: str) -> bool:
+    """Whether a sentence only says who the visitor is or what they do ("I'm a nurse.", "I'm writing a fantasy
+    novel."), asking for nothing the lists or a word of wanting would show ("I'm a fan of tables." asks)."""
+    said = _normal(text)
+    return bool(SELF_DESCRIPTION.search(said)) and not ASKS_SOMETHING.search(said) and read_cues(text) is None
 
 
 def reads_across(first: str, second: str) -> bool:

@@ -38,7 +38,15 @@ from pathlib import Path
 
 import numpy as np
 
-from crm_core.compositional.cues import framed_core, liked_core, liked_reply, read_cues, reads_across, written_in
+from crm_core.compositional.cues import (
+    about_the_visitor,
+    framed_core,
+    liked_core,
+    liked_reply,
+    read_cues,
+    reads_across,
+    written_in,
+)
 from crm_core.compositional.heads import (
     CRITERIA_LAYERS,
     QUALITY_LAYERS,
@@ -142,12 +150,15 @@ class CriteriaReading:
     declining_wins: bool = False  # read as a clear wish for caution: a declining answer beats one that complies
     # sentences written in another language than English (cues.written_in), with its code: left out, not misread
     foreign: list[tuple[str, str]] = field(default_factory=list)
+    # sentences that only say who the visitor is ("I'm a nurse.", cues.about_the_visitor): voice only, no property
+    context: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"weights": dict(self.weights), "ignored": self.ignored,
                 "unsure": [{"sentence": s, "read": dict(read)} for s, read in self.unsure],
                 "declining_wins": self.declining_wins,
-                "foreign": [{"sentence": s, "language": code} for s, code in self.foreign]}  # fmt: skip
+                "foreign": [{"sentence": s, "language": code} for s, code in self.foreign],
+                "context": self.context}  # fmt: skip
 
 
 def liked(whole: np.ndarray, core: np.ndarray) -> np.ndarray:
@@ -300,12 +311,15 @@ class CompositionalScorer:
 
     def _sides(self, criteria: Sequence[str], dislikes: Sequence[str] = ()) -> tuple[CriteriaSide, CriteriaSide]:
         """criteria_sides before the caution give-back; a sentence in another language read as noise is left out
-        (`left_out`)."""
+        (`left_out`), and one that only says who the visitor is gives its voice alone (`context`)."""
         texts = [t for t in split_criteria(criteria, dislikes) if self.left_out(t) is None]
+        context = [t for t in texts if self.context(t)]  # who the visitor is: its voice (tone, domain), no property
         soft, must = (
-            self._side([t for t in texts if not is_must(t)], True),
+            self._side([t for t in texts if not is_must(t) and t not in context], True),
             self._side([t for t in texts if is_must(t)]),
         )
+        if context:
+            soft = CriteriaSide(soft.weights, soft.voice + self._side(context, True).voice)
         full = [k for k in FULL_WEIGHT if k < len(soft.weights) and soft.weights[k]]
         if full:  # whether an answer answers, and in the asker's language, is not a style quality may overrule
             soft, must = CriteriaSide(soft.weights.copy(), soft.voice), CriteriaSide(must.weights.copy(), must.voice)
@@ -323,6 +337,12 @@ class CompositionalScorer:
             return None
         weights = self._side([sentence], soft=not is_must(sentence)).weights
         return language if np.abs(weights).max(initial=0.0) < FOREIGN_KEEP else None
+
+    def context(self, sentence: str) -> bool:
+        """Whether a sentence is context, not a wish: it only says who the visitor is or what they do
+        (cues.about_the_visitor; served with the word lists). Its voice (tone and domain, "I'm a lawyer.") counts;
+        the property weights the readers read in it are strays ("I'm writing a lyrical essay." as fewer bullets)."""
+        return self.serving.cue_reader > 0 and about_the_visitor(sentence)
 
     def welcomes_declining(self, soft: CriteriaSide, must: CriteriaSide) -> bool:
         """Whether criteria (their sides before the give-back, `_sides`) clearly value declining (_declining_welcome
@@ -363,22 +383,25 @@ class CompositionalScorer:
     def reading(self, criteria: Sequence[str], dislikes: Sequence[str] = ()) -> CriteriaReading:
         """How these criteria were read, for the visitor to check: the largest weights of the whole set, and each
         sentence read as nothing (no weight of 0.25 or more, no voice: the board ignores it), read unsure, or left
-        out as written in another language."""
+        out as written in another language, or read as context (who the visitor is, `context`: its voice only)."""
         soft, must = self._sides(criteria, dislikes)
         welcomes = self.welcomes_declining(soft, must)
         soft, must = self._declining_welcome(soft, must)
         side = CriteriaSide(soft.weights + must.weights, soft.voice + must.voice)
-        ignored, unsure, foreign = [], [], []
+        ignored, unsure, foreign, context = [], [], [], []
         for sentence in split_criteria(criteria, dislikes):
             if (language := self.left_out(sentence)) is not None:
                 foreign.append((sentence, language))
+                continue
+            if self.context(sentence):
+                context.append(sentence)
                 continue
             soft, must = self.criteria_sides([sentence])  # one sentence: one of the two is empty
             if not soft.explain() + must.explain() and not (soft.voice.any() or must.voice.any()):
                 ignored.append(sentence)
             elif soft.explain() and self.unsure(soft):
                 unsure.append((sentence, soft.explain(top=3)))
-        return CriteriaReading(side.explain(), ignored, unsure, len(self.heads.spread), welcomes, foreign)
+        return CriteriaReading(side.explain(), ignored, unsure, len(self.heads.spread), welcomes, foreign, context)
 
     def _side(self, texts: list[str], soft: bool = False) -> CriteriaSide:
         """The sentences' side; one that frames its thing as unwanted is read as the thing, turned (`turned`), and one
