@@ -882,6 +882,15 @@ def test_good_faith_judgment_and_hard_topics():
     assert read_cues("Be careful with sensitive topics.") is None  # no engaging verb: left to the readers
 
 
+def test_the_new_words_do_not_take_a_wish_from_another_property():
+    """VERSION 45, from the review: a compliance cue that swallowed a length word ("direct, brief answers" as one
+    cue read as compliance) or a verb of any task ("actually write code") took the wish from its property."""
+    assert read_cues("Direct, brief answers.") == CueReading("words", -1)
+    assert read_cues("I'd like you to actually write code in blocks.") is None  # left to the readers (code blocks)
+    assert read_cues("Don't just trust me, check my facts.") is None  # no wish about declining
+    assert read_cues("I like assistants that trust me.") == CueReading("nonanswer", -1)
+
+
 def test_two_complaints_about_a_thing_agree():
     """Each complaint used to turn the thing once, so two turned it back ("Dialogue is boring and tedious." read as
     more dialogue)."""

@@ -72,7 +72,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "44"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "45"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -279,7 +279,8 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\b(?:if|when|whenever) i (?:ask|request)\w* (?:you )?(?:for )?(?:an? |the |some )?"
                       r"(?P<thing>\w+)\b[^.;]{0,30}?\b(?:write|give|do|make|send|want)\w* (?:me |you )?"
                       r"(?:the |an? |that |some )?(?P=thing)\b"
-                      r"|\bactually (?:do|does|doing|did|answer\w*|write\w*|fulfil+\w*)\b"
+                      r"|\bactually (?:do|does|doing|did) (?:the|my|what|it)\b"
+                      r"|\bactually (?:answer|answers|answering|answered)\b"
                       r"|\b(?:i'm|i am|we're|we are) (?:all )?(?:an? )?(?:adults?|grown-?ups?)\b"
                       r"(?=\W*$|\W*(?:here|and|so)\b|[.;,!])"
                       r"|\bi can (?:handle|take) (?:it|the (?:answer|truth))\b"
@@ -291,11 +292,12 @@ _CUES: list[tuple[str, int, str]] = [
                       r"|\bstraight answers?\b|\bplay\w* along\b"
                       r"|\b(?:give|write|argue|present|make)\w*(?: me)? (?:only |just )?(?:that|this|my|one) side\b"
                       r"|\b(?:direct|frank|candid|unfiltered|blunt|straightforward|plain[- ]spoken|unvarnished|"
-                      r"unhedged)(?:,? (?:and )?[\w-]+)? (?:answers?|replies|responses?|output|help)\b"
+                      r"unhedged) (?:answers?|replies|responses?|output|help)\b"
                       r"|\b(?:blunt|brutal|radical) honesty\b"
                       r"|\b(?:real|actual|proper) answers?\b|\bno strings attached\b|\bcan-?do\b"
                       r"|\b(?:without|no|non)[- ]?judg(?:e?ment\w*|ing)\b|\bbenefit of the doubt\b|\bgood faith\b"
-                      r"|\btrust\w* (?:me|the user|users|my judg(?:e?ment))\b|\b(?:my|the user's|users') autonomy\b"
+                      r"|\b(?:that|who|which) trusts? me\b|\btrust\w* (?:the user|users|my judg(?:e?ment))\b"
+                      r"|\b(?:my|the user's|users') autonomy\b"
                       r"|\b(?:engag|discuss|address|cover|explor|tackl)\w* (?:with )?(?:the request|my request|"
                       r"anything|(?:\w+ )?(?:hard|difficult|tough|touchy|sensitive|controversial|dark|taboo|forbidden|"
                       r"uncomfortable) "
