@@ -314,9 +314,10 @@ class CompositionalScorer:
         (`left_out`), and one that only says who the visitor is gives its voice alone (`context`)."""
         texts = [t for t in split_criteria(criteria, dislikes) if self.left_out(t) is None]
         context = [t for t in texts if self.context(t)]  # who the visitor is: its voice (tone, domain), no property
+        wishes = [t for t in texts if t not in context]
         soft, must = (
-            self._side([t for t in texts if not is_must(t) and t not in context], True),
-            self._side([t for t in texts if is_must(t)]),
+            self._side([t for t in wishes if not is_must(t)], True),
+            self._side([t for t in wishes if is_must(t)]),
         )
         if context:
             soft = CriteriaSide(soft.weights, soft.voice + self._side(context, True).voice)
