@@ -891,6 +891,16 @@ def test_the_new_words_do_not_take_a_wish_from_another_property():
     assert read_cues("I like assistants that trust me.") == CueReading("nonanswer", -1)
 
 
+def test_english_not_the_visitors_first_language_asks_for_plainer_words():
+    """VERSION 46 (development set 67, and the synonyms its unread set 68 showed in review): VERSION 41 had read
+    "English is not my first language." as a wish for another language."""
+    for wish in ("English is not my first language.", "I'm not a native speaker.", "English isn't my mother tongue.",
+                 "English is my second language.", "I'm an ESL student."):  # fmt: skip
+        assert read_cues(wish) == CueReading("reading_grade", -1), wish
+    assert read_cues("Give me my native language.") == CueReading("other_language", -1)  # a wish for it still is
+    assert read_cues("My native language is Finnish.") is None  # a fact, no wish (as before VERSION 41)
+
+
 def test_two_complaints_about_a_thing_agree():
     """Each complaint used to turn the thing once, so two turned it back ("Dialogue is boring and tedious." read as
     more dialogue)."""

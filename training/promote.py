@@ -110,6 +110,8 @@ READING_BANKS = [
     "wishes as typed, sixty-fourth set (compliance named as things)",
     "wishes as typed, sixty-fifth set (good faith, judgment, hard topics)",
     "wishes as typed, sixty-sixth set (good faith, judgment, hard topics)",
+    "wishes as typed, sixty-seventh set (not my first language)",
+    "wishes as typed, sixty-eighth set (not my first language)",
     "third development",
     "fourth development",
     "fifth development",

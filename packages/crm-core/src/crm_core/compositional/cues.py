@@ -72,7 +72,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "45"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "46"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -359,6 +359,9 @@ _CUES: list[tuple[str, int, str]] = [
                           r"|\b(?:for|at) (?:an? )?(?:experts?|specialists?|professionals?|academics?|scholars?)\b"
                           r"|\bjargon\b|\bi(?:'m| am) (?:an? )?(?:expert|specialist|professional|academic)\b"),
     ("reading_grade", -1, r"\b(?:four|five|six|seven|eight|nine|ten|eleven|twelve|[4-9]|1[0-2])[- ]year[- ]olds?\b"
+                          r"|\b(?:is not|isn't|not) my (?:first|native|mother) (?:language|tongue)\b"
+                          r"|\bnot a native (?:speaker|reader)\b|\bnon-?native (?:speakers?|readers?)\b"
+                          r"|\benglish is my second language\b|\besl\b|\benglish learners?\b"
                           r"|\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|1st|2nd|3rd|[4-8]th)[- ]"
                           r"grade(?:rs?)?\b"
                           r"|\bdumb\w* (?:it |things |this |everything )?down\b"
@@ -390,7 +393,9 @@ _CUES: list[tuple[str, int, str]] = [
                            r"|\blanguage (?:\w+ ){0,2}match\w* (?:mine|my (?:own|question|message|prompt|request))\b"
                            r"|\blanguage (?:my|the) (?:question|prompt|message|request)s? "
                            r"(?:uses?|used|is in|was in)\b"
-                           r"|\b(?:in )?my (?:own )?(?:mother tongue|native (?:language|tongue)|first language)\b"
+                           r"|\bin my (?:own )?(?:mother tongue|native (?:language|tongue)|first language)\b"
+                           r"|(?<!\bis )(?<!\bnot )(?<!n't )\bmy (?:own )?(?:mother tongue|native (?:language|tongue)|"
+                           r"first language)\b(?! is\b)"
                            r"|\bthe (?:question|prompt|message|request)'s language\b|\blanguage[- ]matching\b"
                            r"|\bmatching languages?\b"
                            r"|\bsamalla kielellä\b|\bsuomeksi\b|\bkysymy\w* kielellä\b|用中文|中文回答|以中文"

@@ -248,7 +248,8 @@ def wish_development_set(n: int) -> list[Phrasing]:
     that side only", "My grandmother asks in Chinese and cannot read English.", VERSION 40; 61/62 the answer's
     language named as a thing, "English responses, please.", "I like code-switching.", VERSION 41; 63/64 compliance
     named as a thing, "Frank answers, please.", "I like models that never say no.", VERSION 42; 65/66 good faith,
-    judgment and hard topics, "Give me the benefit of the doubt.", "No paternalism.", VERSION 43)."""
+    judgment and hard topics, "Give me the benefit of the doubt.", "No paternalism.", VERSION 43; 67/68 English
+    not the visitor's first language as a wish for plainer words, VERSION 46)."""
     return _sentences(_nouns(_DEVELOPMENT[f"wish_sentences_{n}"]))
 
 
@@ -323,6 +324,8 @@ def reading_banks() -> dict[str, list[Phrasing]]:
             "wishes as typed, sixty-fourth set (compliance named as things)": wish_development_set(64),
             "wishes as typed, sixty-fifth set (good faith, judgment, hard topics)": wish_development_set(65),
             "wishes as typed, sixty-sixth set (good faith, judgment, hard topics)": wish_development_set(66),
+            "wishes as typed, sixty-seventh set (not my first language)": wish_development_set(67),
+            "wishes as typed, sixty-eighth set (not my first language)": wish_development_set(68),
             "third development": third_development_bank(), "fourth development": fourth_development_bank(),
             "fifth development": fifth_development_bank()}  # fmt: skip
 
