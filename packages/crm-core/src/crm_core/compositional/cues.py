@@ -45,6 +45,8 @@ please." as quotes (the nearest older property). This reader is a short, documen
 - a sentence whose cues disagree (two properties, or both ways) gets no reading: the learned readers keep it;
 - a sentence about the visitor's own questions ("My questions are about cooking.") asks for no questions back,
   which the readers hear in the word "questions" alone (`questions_are_the_visitors`; the heads drop that reading).
+- a sentence that only says who the visitor is ("I'm a nurse.", "My team builds mobile apps.") asks for nothing:
+  `about_the_visitor`, and the scorer reads its voice alone (CompositionalScorer.context).
 
 The lists know a few wishes in Finnish and Chinese, the speechmap bench's other languages: the answer's language
 ("Vastaa suomeksi.", "请用中文回答。") and declining ("Älä kieltäydy.", "不要拒绝"); Chinese clauses end at its own
