@@ -794,14 +794,10 @@ def test_the_visitors_own_questions_are_told_from_questions_back(sentence: str, 
 def test_every_development_sentence_about_the_visitors_questions_is_told_apart():
     """development.toml `visitors_questions` (both sets) are the visitor's questions; no development wish for
     questions back is (the rule must leave them to the readers)."""
-    import tomllib
-    from pathlib import Path
-
     from crm_core.compositional.cues import questions_are_the_visitors
     from crm_train.compositional import phrasings
 
-    banks = Path(phrasings.__file__).parent / "banks" / "development.toml"
-    sets = tomllib.loads(banks.read_text(encoding="utf-8"))["visitors_questions"]
+    sets = phrasings.development_sentences("visitors_questions")
     assert all(questions_are_the_visitors(t) for texts in sets.values() for t in texts)
     wishes = {p.text for bank in phrasings.reading_banks().values() for p in bank if p.prop == "question_back"}
     assert len(wishes) > 100 and not [t for t in wishes if questions_are_the_visitors(t)]
@@ -1024,15 +1020,11 @@ def test_a_wish_written_in_another_language_is_told_apart(sentence: str, languag
 def test_no_english_development_wish_reads_as_foreign_and_most_foreign_ones_do():
     """The margin's development data (cues.FOREIGN_MARGIN): every English sentence of the development sets stays
     English; of the foreign wishes written for it, 38 of 42 were told apart when it was chosen."""
-    import tomllib
-    from pathlib import Path
-
     from crm_train.compositional import phrasings
 
     english = {p.text for bank in phrasings.reading_banks().values() for p in bank}
     assert len(english) > 4000 and not [t for t in english if written_in(t) is not None]
-    banks = Path(phrasings.__file__).parent / "banks" / "development.toml"
-    foreign = tomllib.loads(banks.read_text(encoding="utf-8"))["foreign_wishes"]["sentences"]
+    foreign = phrasings.development_sentences("foreign_wishes")["sentences"]
     assert sum(written_in(t) is not None for t in foreign) >= 38
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -49,9 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, help="write the counts as JSON here")
     args = parser.parse_args(argv)
     scorer = CompositionalScorer(args.model, backend="auto")
-    banks = tomllib.loads((Path(P.__file__).parent / "banks" / "development.toml").read_text(encoding="utf-8"))
     results: dict = {"cues VERSION": VERSION}
-    for name, texts in banks["visitors_questions"].items():
+    for name, texts in P.development_sentences("visitors_questions").items():
         results[name] = count(scorer, texts)
         print(f"{name}: {results[name]['question_back strongest']} of {len(texts)} read mostly as questions back, "
               f"{results[name]['any question_back weight']} with any such weight", file=sys.stderr)  # fmt: skip

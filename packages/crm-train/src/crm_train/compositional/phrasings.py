@@ -28,6 +28,12 @@ def _read(name: str) -> dict:
         return tomllib.load(handle)
 
 
+def development_sentences(table: str) -> dict[str, list[str]]:
+    """A development.toml table of plain sentence lists by name (`foreign_wishes`, `visitors_questions`,
+    `context_sentences`): sets read by the checks of one rule, with no property or direction of their own."""
+    return _DEVELOPMENT[table]
+
+
 def _nouns(table: dict) -> Nouns:
     return {prop: (lists.get("more", []), lists.get("less", [])) for prop, lists in table.items()}
 
