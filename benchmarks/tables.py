@@ -109,7 +109,7 @@ PREVIOUS = (
     "figure as at the twenty-fourth's run but the new tau without the junk (its vectors differ from the earlier "
     "runs' in float noise: MT-bench's tau 0.652 there, 0.647 here; docs/experiments.md). The five junk entries join "
     "the bench, so its own panel (the top half of its models) takes two more models; MT-bench's general board as a "
-    "visitor sees it, without them, is the second tau. The word lists of VERSION 25-46 read neither wish differently."
+    "visitor sees it, without them, is the second tau. The word lists of VERSION 25-47 read neither wish differently."
 )
 
 
@@ -120,7 +120,7 @@ PREVIOUS_CRITERIA = (
     "twenty-seventh stop; 1 before), so a wish read as one of the properties the fit weighed weakly weighs half again "
     "as much (declining and complying, the answer's language, stock prose here). Previous: the same folder with the "
     "floor of 1, as measured at the twenty-fourth stop and served until the twenty-sixth, both columns on this "
-    "machine's embedding store. The word lists of VERSION 20-46 read none of these wishes differently."
+    "machine's embedding store. The word lists of VERSION 20-47 read none of these wishes differently."
 )
 
 
@@ -130,10 +130,10 @@ PREVIOUS_JUDGE = (
     "This stop serves the word lists' VERSION 37 (`crm_core/compositional/cues.py`, made on development sets of "
     'wishes, docs/experiments.md): frames that turn whatever thing they hold ("I want X gone.", "X are the last '
     'thing I want.", "Keep X out of it."); it reads 7 of the 434 validation phrasings differently, none away from '
-    "the asked reading (VERSION 38-46, none). Previous stop: the same folder under VERSION 34 (the "
+    "the asked reading (VERSION 38-47, none). Previous stop: the same folder under VERSION 34 (the "
     "phrasing memory's weight floor at 1.5 since the twenty-seventh stop), the report card's rows (the first six) "
     "from that stop's run, both columns on this machine's embedding store. The judge report's rows are the committed "
-    "runs (the previous column there: 79e4953): VERSION 35-46 read none of its wishes differently, and under the "
+    "runs (the previous column there: 79e4953): VERSION 35-47 read none of its wishes differently, and under the "
     "floor of 1.5 every row is the same to the digits shown (gpt-4o's win rate 0.5215 against 0.5209: a general "
     "board, store noise; benchmarks/results/judge_report_floor_rerun.json)."
 )

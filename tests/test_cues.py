@@ -1034,7 +1034,9 @@ def test_no_english_development_wish_reads_as_foreign_and_most_foreign_ones_do()
      ("I'm writing a lyrical essay.", True), ("We are a nonprofit working on climate.", True),
      ("I'm a fan of tables.", False), ("I'm keen on short answers.", False), ("I'm tired of lectures.", False),
      ("I'm an expert in statistics.", False), ("I'm a nurse, so keep it brief.", False), ("Keep it brief.", False),
-     ("I write satire, don't refuse.", False)],
+     ("I write satire, don't refuse.", False), ("I freelance as a translator.", True),
+     ("Our startup sells solar panels.", True), ("I'm based in Helsinki.", True),
+     ("I write it as a list, please.", False), ("Our users are kids, keep it simple.", False)],
 )  # fmt: skip
 def test_a_sentence_that_only_says_who_the_visitor_is_is_context(sentence: str, context: bool):
     """VERSION 44: a self-description asking for nothing (the lists read no wish in it, no word of wanting) is

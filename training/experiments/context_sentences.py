@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -60,9 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     scorer = CompositionalScorer(args.model, backend="auto")
     if args.without_rule:
         scorer.context = lambda sentence: False
-    banks = tomllib.loads((Path(P.__file__).parent / "banks" / "development.toml").read_text(encoding="utf-8"))
     results: dict = {"cues VERSION": VERSION, "rule": not args.without_rule}
-    for name, texts in banks["context_sentences"].items():
+    for name, texts in P.development_sentences("context_sentences").items():
         results[name] = count(scorer, texts)
         found = results[name]
         print(f"{name}: {found['context, voice only']} as context, {found['read as nothing']} read as nothing, "

@@ -74,7 +74,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-VERSION = "46"  # bump when a list changes: boards cached under the old lists are then not served
+VERSION = "47"  # bump when a list changes: boards cached under the old lists are then not served
 
 # (property, +1: the phrase names more of it / -1: names less of it, pattern); patterns are matched on lower case
 _CUES: list[tuple[str, int, str]] = [
@@ -714,10 +714,11 @@ def questions_are_the_visitors(text: str) -> bool:
 # never asked to tilt. It starts as a self-description and holds no word of wanting, liking or disliking
 # (`about_the_visitor`); the scorer leaves it out and says so (CompositionalScorer.reading).
 SELF_DESCRIPTION = re.compile(
-    r"^\s*(?:(?:i'm|i am|we're|we are) (?:a|an|the|\w+ing)\b|i (?:work|teach|run|edit|write|study|research|manage|own|"
-    r"build|coach|lead|sell|design|develop)\b|we (?:run|build|sell|make|teach)\b|my (?:team|company|kids?|son|daughter|"
-    r"students?|boss|clients?|audience|readers?|questions?|grandmother|grandfather|father|mother|family|job|work|"
-    r"business) (?:\w+s|is|are|am|was|were)\b)"
+    r"^\s*(?:(?:i'm|i am|we're|we are) (?:a|an|the|\w+ing|based|from|located)\b|i (?:work|teach|run|edit|write|study|"
+    r"research|manage|own|build|coach|lead|sell|design|develop)\b|i \w+ as an? \w+|we (?:run|build|sell|make|teach)\b"
+    r"|(?:my|our) (?:team|company|startup|firm|school|lab|shop|kids?|son|daughter|students?|boss|clients?|customers?|"
+    r"audience|readers?|users?|questions?|grandmother|grandfather|father|mother|family|job|work|business) "
+    r"(?:\w+s|is|are|am|was|were)\b)"
 )
 ASKS_SOMETHING = re.compile(
     r"\b(?:like|love|prefer|want|need|hate|dislike|please|should|must|don't|do not|avoid|keep|make|use|give|answer|"
